@@ -1,0 +1,137 @@
+// The ClickHouse client factory and the query helpers every other module uses.
+//
+// Single-node mode runs ClickHouse in process through chDB, behind @clickhouse/client's pluggable
+// connection (`chdb/connection`); distributed mode talks HTTP to CLICKHOUSE_URL. Callers see the same
+// `Db` either way. Rules that hold in both modes:
+// - values only ever travel as server-side parameters ({name:Type}); SQL text is never built from values;
+// - per-query settings are written inline (`INSERT … SETTINGS k=v`), never through `clickhouse_settings`:
+//   over chDB those become session-wide `SET`s that would leak into later queries (a leaked
+//   insert_deduplication_token would silently drop the next insert);
+// - the chDB session is shared by the whole process and its current database can be changed by a
+//   `USE` (the analysts' endpoint allows that), so every statement names its database explicitly.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import type { Config } from '../services/common/config.ts';
+
+export type Params = Record<string, unknown>;
+
+export interface InsertOptions {
+  /** insert_deduplication_token: a retried insert with the same token is dropped by ClickHouse,
+   *  in the table and in dependent materialized views */
+  dedupToken?: string;
+}
+
+export interface Db {
+  readonly client: ClickHouseClient;
+  readonly database: string;
+  /** true when ClickHouse runs in this process (chDB) */
+  readonly embedded: boolean;
+  query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
+  /** run a statement that returns no rows (DDL, INSERT … SELECT, …) */
+  command(sql: string, params?: Params): Promise<void>;
+  /** insert rows (JSONEachRow); `table` is an identifier, optionally `db.table` */
+  insert(table: string, rows: readonly object[], opts?: InsertOptions): Promise<void>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$/;
+const TOKEN = /^[A-Za-z0-9._:/@=-]{1,512}$/;
+
+export function assertIdentifier(name: string): string {
+  if (!IDENT.test(name)) throw new Error(`not a plain ClickHouse identifier: ${JSON.stringify(name)}`);
+  return name;
+}
+
+export interface DbOptions {
+  /** CLICKHOUSE_URL; unset = chDB in process */
+  url?: string;
+  /** chDB data directory (when url is unset) */
+  chdbPath?: string;
+  database: string;
+  username?: string;
+  password?: string;
+}
+
+export function dbOptionsFromConfig(config: Config): DbOptions {
+  return {
+    url: config.CLICKHOUSE_URL,
+    chdbPath: path.join(config.dataDir, 'clickhouse'),
+    database: config.CLICKHOUSE_DATABASE,
+    username: config.CLICKHOUSE_USER,
+    password: config.CLICKHOUSE_PASSWORD,
+  };
+}
+
+/** Open the database (creating it if needed). chDB allows one data directory per process. */
+export async function openDb(opts: DbOptions): Promise<Db> {
+  const database = assertIdentifier(opts.database);
+  const embedded = !opts.url;
+  let client: ClickHouseClient;
+  if (embedded) {
+    const chdbPath = path.resolve(opts.chdbPath ?? './data/clickhouse');
+    mkdirSync(chdbPath, { recursive: true });
+    const { createChdbConnection } = await import('chdb/connection');
+    // The chDB connection implements @clickhouse/client's Connection contract; the option is not in
+    // the public typings of the HTTP client yet, hence the cast.
+    client = createClient({ connection: createChdbConnection({ path: chdbPath }) } as never);
+    await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+  } else {
+    const http = { url: opts.url, username: opts.username, password: opts.password, request_timeout: 60_000 };
+    const bootstrap = createClient(http);
+    await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+    await bootstrap.close();
+    client = createClient({ ...http, database });
+  }
+  // In embedded mode every statement is prefixed with `USE db;` (see the header comment).
+  const scoped = (sql: string) => (embedded ? `USE ${database}; ${sql}` : sql);
+
+  const db: Db = {
+    client,
+    database,
+    embedded,
+    async query<T>(sql: string, params?: Params): Promise<T[]> {
+      const rs = await client.query({
+        query: scoped(sql),
+        query_params: params,
+        format: 'JSONEachRow',
+      });
+      return rs.json<T>();
+    },
+    async command(sql: string, params?: Params): Promise<void> {
+      await client.command({ query: scoped(sql), query_params: params });
+    },
+    async insert(table: string, rows: readonly object[], opts: InsertOptions = {}): Promise<void> {
+      if (rows.length === 0) return;
+      assertIdentifier(table);
+      const settings: string[] = [];
+      if (opts.dedupToken !== undefined) {
+        if (!TOKEN.test(opts.dedupToken)) throw new Error(`invalid dedup token ${JSON.stringify(opts.dedupToken)}`);
+        settings.push(`insert_deduplication_token='${opts.dedupToken}'`, 'deduplicate_blocks_in_dependent_materialized_views=1');
+      }
+      const body = rows.map((r) => JSON.stringify(r)).join('\n');
+      const sql = `INSERT INTO ${table}${settings.length ? ` SETTINGS ${settings.join(', ')}` : ''} FORMAT JSONEachRow`;
+      await client.exec({ query: scoped(sql), values: toStream(body) });
+    },
+    async ping() {
+      try {
+        const r = await client.ping();
+        return r.success;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await client.close();
+    },
+  };
+  return db;
+}
+
+function toStream(body: string) {
+  // exec() accepts a stream of the body; chDB materializes it, HTTP streams it.
+  return (async function* () {
+    yield Buffer.from(body);
+  })() as never;
+}

@@ -1,0 +1,134 @@
+// The single-node composer: one process with ClickHouse (chDB) in it, the public HTTP server, the
+// analysts' SQL endpoint and every module (intake, registry, processors, read API, site).
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { ulid } from 'ulid';
+import { dbOptionsFromConfig, openDb } from '../../clickhouse/client.ts';
+import { startSqlEndpoint } from '../../clickhouse/http-endpoint.ts';
+import { migrate } from '../../clickhouse/migrate.ts';
+import type { Config } from '../common/config.ts';
+import { createKafka } from '../common/kafka.ts';
+import { createLogger } from '../common/logger.ts';
+import { registry } from '../common/metrics.ts';
+import { createRedis } from '../common/redis.ts';
+import type { AppContext, AppModule } from './context.ts';
+import { type Check, healthRoutes } from './health.ts';
+
+export interface RunningApp {
+  ctx: AppContext;
+  urls: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startApp(config: Config, modules: AppModule[]): Promise<RunningApp> {
+  const logger = createLogger('app', config.LOG_LEVEL);
+  const closers: (() => Promise<void> | void)[] = [];
+  const urls: Record<string, string> = {};
+  const checks: Record<string, Check> = {};
+
+  const db = await openDb(dbOptionsFromConfig(config));
+  closers.push(() => db.close());
+  const migrations = await migrate(db, { log: (m) => logger.info(m) });
+  logger.info({ applied: migrations.applied.length, skipped: migrations.skipped.length }, 'clickhouse migrations done');
+
+  const redis = createRedis(config.redisUrl, { connectionName: 'app' });
+  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
+  closers.push(() => void redis.disconnect());
+
+  const kafka = createKafka(config.kafkaBrokers, 'storefront-discovery-app', logger);
+  const admin = kafka.admin();
+  let adminConnected = false;
+  closers.push(() => (adminConnected ? admin.disconnect() : undefined));
+
+  checks.clickhouse = async () => {
+    await db.query('SELECT 1');
+  };
+  checks.redis = async () => {
+    if ((await redis.ping()) !== 'PONG') throw new Error('unexpected PING reply');
+  };
+  checks.kafka = async () => {
+    if (!adminConnected) {
+      await admin.connect();
+      adminConnected = true;
+    }
+    await admin.describeCluster();
+  };
+
+  const http: FastifyInstance = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[0-9A-HJKMNP-TV-Z]{26}$/.test(given) ? given : ulid();
+    },
+    // per-request log lines would dominate the cost of the beacon path; errors are still logged
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  http.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+    reply.header('x-service-build', config.build);
+  });
+  http.get('/metrics', async (_req, reply) => {
+    reply.header('content-type', registry.contentType);
+    return registry.metrics();
+  });
+
+  const ctx: AppContext = {
+    config,
+    logger,
+    db,
+    redis,
+    kafka,
+    http,
+    addReadinessCheck: (name, check) => {
+      checks[name] = check;
+    },
+    onClose: (fn) => {
+      closers.push(fn);
+    },
+    announce: (label, url) => {
+      urls[label] = url;
+    },
+  };
+  await http.register(healthRoutes, { checks });
+
+  for (const m of modules) {
+    logger.info({ module: m.name }, 'starting module');
+    await m.start(ctx);
+  }
+
+  await http.listen({ host: config.HOST, port: config.HTTP_PORT });
+  const httpPort = (http.server.address() as { port: number }).port;
+  closers.push(() => http.close());
+  const base = `http://${config.HOST}:${httpPort}`;
+  urls.http = base;
+  urls.metrics = `${base}/metrics`;
+  urls.readyz = `${base}/readyz`;
+
+  if (config.embedded.clickhouse && config.CLICKHOUSE_HTTP_ENABLED) {
+    const sql = await startSqlEndpoint({ db, host: config.HOST, port: config.CLICKHOUSE_HTTP_PORT, logger, version: await versionOf(db) });
+    closers.push(() => sql.close());
+    urls.clickhouse = sql.url;
+  }
+
+  let closed = false;
+  return {
+    ctx,
+    urls,
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const fn of closers.reverse()) {
+        try {
+          await fn();
+        } catch (err) {
+          logger.warn({ err }, 'error during shutdown');
+        }
+      }
+    },
+  };
+}
+
+async function versionOf(db: { query<T>(sql: string): Promise<T[]> }): Promise<string> {
+  const [row] = await db.query<{ v: string }>('SELECT version() AS v');
+  return row?.v ?? 'unknown';
+}

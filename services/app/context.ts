@@ -1,0 +1,31 @@
+// What every module of the app process receives. In single-node mode one process hosts all modules
+// (chDB binds its data directory to one process); in distributed mode a process hosts a subset.
+import type { FastifyInstance } from 'fastify';
+import type { Kafka } from 'kafkajs';
+import type { Redis } from 'ioredis';
+import type { Db } from '../../clickhouse/client.ts';
+import type { Config } from '../common/config.ts';
+import type { Logger } from '../common/logger.ts';
+import type { Check } from './health.ts';
+
+export interface AppContext {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  redis: Redis;
+  kafka: Kafka;
+  /** the public HTTP server (storefront API, beacon, site, metrics) */
+  http: FastifyInstance;
+  /** register a readiness check shown on /readyz */
+  addReadinessCheck(name: string, check: Check): void;
+  /** run on shutdown, in reverse registration order */
+  onClose(fn: () => Promise<void> | void): void;
+  /** URLs a module wants printed at start-up (label → URL) */
+  announce(label: string, url: string): void;
+}
+
+/** A module registers routes/consumers on start; anything it opens it closes through ctx.onClose. */
+export interface AppModule {
+  name: string;
+  start(ctx: AppContext): Promise<void>;
+}

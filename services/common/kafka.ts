@@ -1,0 +1,28 @@
+// kafkajs wiring shared by every producer and consumer: one place maps kafkajs logs to pino and sets the
+// delivery defaults (idempotent producer, acks=all).
+import { Kafka, type KafkaConfig, logLevel, type Producer, type ProducerConfig } from 'kafkajs';
+import type { Logger } from './logger.ts';
+
+export function createKafka(brokers: string[], clientId: string, logger: Logger, extra: Partial<KafkaConfig> = {}): Kafka {
+  return new Kafka({
+    clientId,
+    brokers,
+    connectionTimeout: 3_000,
+    requestTimeout: 30_000,
+    retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2_000 },
+    logLevel: logLevel.WARN,
+    logCreator: () => ({ namespace, level, log }) => {
+      const { message, ...rest } = log;
+      const fields = { kafkajs: namespace, ...rest };
+      if (level <= logLevel.ERROR) logger.error(fields, message);
+      else if (level === logLevel.WARN) logger.warn(fields, message);
+      else logger.debug(fields, message);
+    },
+    ...extra,
+  });
+}
+
+/** An idempotent producer: acks=all is forced by kafkajs when idempotent is set. */
+export function createIdempotentProducer(kafka: Kafka, extra: Partial<ProducerConfig> = {}): Producer {
+  return kafka.producer({ idempotent: true, maxInFlightRequests: 5, allowAutoTopicCreation: false, ...extra });
+}

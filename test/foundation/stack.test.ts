@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { stack } from '../helpers/stack.ts';
+
+describe('the single-node stack', () => {
+  it('is alive and ready: Kafka, Redis and ClickHouse reachable', async () => {
+    expect((await fetch(`${stack().httpUrl}/healthz`)).status).toBe(200);
+    const r = await fetch(`${stack().httpUrl}/readyz`);
+    const body = await r.json();
+    expect(body.checks).toMatchObject({ kafka: { ok: true }, redis: { ok: true }, clickhouse: { ok: true } });
+    expect(r.status).toBe(200);
+  });
+
+  it('sends x-request-id (a ULID) and x-service-build on every response, errors included', async () => {
+    for (const path of ['/healthz', '/no-such-route']) {
+      const r = await fetch(`${stack().httpUrl}${path}`);
+      expect(r.headers.get('x-request-id')).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+      expect(r.headers.get('x-service-build')).toBe('test');
+    }
+  });
+
+  it('exposes Prometheus metrics', async () => {
+    await fetch(`${stack().clickhouseUrl}/?query=SELECT%201`);
+    const text = await (await fetch(`${stack().httpUrl}/metrics`)).text();
+    expect(text).toContain('process_cpu_user_seconds_total');
+    expect(text).toMatch(/analyst_sql_queries_total\{outcome="ok"\} [1-9]/);
+  });
+});
