@@ -22,7 +22,7 @@ describe("analysts' SQL endpoint", () => {
     expect(r.status).toBe(200);
     expect(JSON.parse(await r.text())).toEqual({ answer: 42, s: "it's" });
     const j = await get('SELECT number FROM system.numbers LIMIT 3', '&default_format=JSONCompact');
-    expect((await j.json()).data).toEqual([['0'], ['1'], ['2']].map((x) => [Number(x[0])]));
+    expect(((await j.json()) as { data: unknown }).data).toEqual([['0'], ['1'], ['2']].map((x) => [Number(x[0])]));
   });
 
   it('selects the database with `database` and lists the migrations table', async () => {

@@ -5,7 +5,7 @@ describe('the single-node stack', () => {
   it('is alive and ready: Kafka, Redis and ClickHouse reachable', async () => {
     expect((await fetch(`${stack().httpUrl}/healthz`)).status).toBe(200);
     const r = await fetch(`${stack().httpUrl}/readyz`);
-    const body = await r.json();
+    const body = (await r.json()) as { checks: unknown };
     expect(body.checks).toMatchObject({ kafka: { ok: true }, redis: { ok: true }, clickhouse: { ok: true } });
     expect(r.status).toBe(200);
   });
