@@ -12,6 +12,7 @@ const shared = {
 
 export default defineConfig({
   test: {
+    reporters: ['default', './test/reporters/summary.ts'],
     projects: [
       {
         test: {
