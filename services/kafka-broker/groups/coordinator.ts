@@ -68,6 +68,11 @@ export interface GroupCoordinatorOptions {
   offsetsTopic?: string;
   /** partitions used when the offsets topic is created (default 1); an existing topic keeps its count */
   offsetsTopicPartitions?: number;
+  /** offsets.retention.minutes as ms (Kafka: 7 days, the default): committed offsets of a group that has
+   *  been Empty this long are deleted (for simple-commit groups: offsets older than this). -1 = never. */
+  offsetsRetentionMs?: number;
+  /** offsets.retention.check.interval.ms (default 10 min) */
+  offsetsRetentionCheckIntervalMs?: number;
 }
 
 type JoinWaiter = (r: JoinGroupResponse) => void;
@@ -187,6 +192,9 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
   private offsetsPartitions = 1;
   private readonly writers = new Map<number, PartitionWriter>();
   private readonly groups = new Map<string, Group>();
+  private readonly offsetsRetentionMs: number;
+  private readonly offsetsRetentionCheckIntervalMs: number;
+  private retentionTimer: NodeJS.Timeout | null = null;
   private seq = 0;
   private closed = false;
   private closing: Promise<void> | null = null;
@@ -202,6 +210,8 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
     this.maxMetadataSize = opts.maxMetadataSize ?? 4096;
     this.offsetsTopic = opts.offsetsTopic ?? '__consumer_offsets';
     this.offsetsPartitions = opts.offsetsTopicPartitions ?? 1;
+    this.offsetsRetentionMs = opts.offsetsRetentionMs ?? 7 * 24 * 3600 * 1000;
+    this.offsetsRetentionCheckIntervalMs = opts.offsetsRetentionCheckIntervalMs ?? 600_000;
   }
 
   /** creates the offsets topic if needed and rebuilds groups and committed offsets from it */
@@ -230,6 +240,52 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
       this.groups.set(groupId, group);
     }
     this.logger.info({ groups: this.groups.size, offsets, records }, 'group coordinator: loaded offsets topic');
+    if (this.offsetsRetentionMs >= 0) {
+      this.retentionTimer = setInterval(() => {
+        this.expireOffsets().catch((err) => this.logger.warn({ err }, 'group coordinator: offset expiration failed'));
+      }, this.offsetsRetentionCheckIntervalMs);
+      this.retentionTimer.unref();
+    }
+  }
+
+  /**
+   * Offset retention (KIP-211): offsets of a consumer group expire once the group has been Empty for
+   * offsetsRetentionMs; offsets of a simple-commit group (no protocol type) expire individually
+   * offsetsRetentionMs after their commit. An Empty group left without offsets is removed.
+   * Runs on a timer; callable directly (tests). Returns the number of expired offsets.
+   */
+  async expireOffsets(nowMs = this.now()): Promise<number> {
+    if (this.closed || this.offsetsRetentionMs < 0) return 0;
+    const writes: Promise<WriteOutcome>[] = [];
+    let expired = 0;
+    for (const group of [...this.groups.values()]) {
+      if (group.state !== 'Empty' || group.pendingMembers.size > 0) continue;
+      const wholeGroup = group.protocolType !== null && nowMs - group.stateTimestamp >= this.offsetsRetentionMs;
+      const records: BatchRecord[] = [];
+      for (const [topic, parts] of group.offsets) {
+        for (const [partition, o] of parts) {
+          if (wholeGroup || (group.protocolType === null && nowMs - o.commitTimestamp >= this.offsetsRetentionMs)) {
+            records.push({ key: encodeOffsetKey(group.groupId, topic, partition), value: null });
+            parts.delete(partition);
+          }
+        }
+        if (parts.size === 0) group.offsets.delete(topic);
+      }
+      const drop = group.offsets.size === 0 && (records.length > 0 || wholeGroup);
+      if (records.length === 0 && !drop) continue;
+      expired += records.length;
+      if (drop) {
+        records.push({ key: encodeGroupKey(group.groupId), value: null });
+        this.transition(group, 'Dead');
+        this.groups.delete(group.groupId);
+      }
+      this.seq++;
+      writes.push(this.writeRecords(group.groupId, records));
+    }
+    const outcomes = await Promise.all(writes);
+    if (outcomes.some((o) => o.errorCode !== 0)) this.logger.warn({}, 'group coordinator: failed to persist some expired offsets');
+    if (expired > 0) this.logger.info({ expired }, 'group coordinator: expired committed offsets');
+    return expired;
   }
 
   private restoreGroup(group: Group, meta: GroupValue): void {
@@ -502,6 +558,8 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
       'group coordinator: preparing to rebalance',
     );
     this.transition(group, 'PreparingRebalance');
+    // e.g. the last member left, or every member is already waiting in JoinGroup
+    this.tryCompleteJoin(group);
   }
 
   private onInitialDelayExpired(group: Group, lastDelay: number): void {
@@ -880,7 +938,7 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
       const partitions: { partition: number; errorCode: number }[] = [];
       response.topics.push({ name: t.name, partitions });
       for (const p of t.partitions) {
-        const out = { partition: p.partition, errorCode: ErrorCode.NONE };
+        const out: { partition: number; errorCode: number } = { partition: p.partition, errorCode: ErrorCode.NONE };
         partitions.push(out);
         if (!info || p.partition < 0 || p.partition >= info.partitions) {
           out.errorCode = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
@@ -1046,6 +1104,8 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
   async close(): Promise<void> {
     if (this.closing) return this.closing;
     this.closed = true;
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    this.retentionTimer = null;
     this.closing = (async () => {
       for (const group of this.groups.values()) {
         this.clearJoinTimer(group);

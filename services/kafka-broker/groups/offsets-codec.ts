@@ -11,8 +11,7 @@
 //       rebalanceTimeout int32, sessionTimeout int32, subscription bytes, assignment bytes]
 // A null value (tombstone) deletes the key; the topic is compacted.
 
-import * as zlib from 'node:zlib';
-import { crc32c } from '@node-rs/crc32';
+import { decodeBatchRecords, encodeRecordBatch, isControl, lastOffsetOf, readBatchHeader, splitBatches } from '../storage/record-batch.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Keys and values
@@ -68,12 +67,6 @@ class Writer {
     this.buf.copy(next, 0, 0, this.pos);
     this.buf = next;
   }
-  int8(v: number): this {
-    this.ensure(1);
-    this.buf.writeInt8(v, this.pos);
-    this.pos += 1;
-    return this;
-  }
   int16(v: number): this {
     this.ensure(2);
     this.buf.writeInt16BE(v, this.pos);
@@ -86,12 +79,7 @@ class Writer {
     this.pos += 4;
     return this;
   }
-  uint32(v: number): this {
-    this.ensure(4);
-    this.buf.writeUInt32BE(v >>> 0, this.pos);
-    this.pos += 4;
-    return this;
-  }
+
   int64(v: bigint): this {
     this.ensure(8);
     this.buf.writeBigInt64BE(v, this.pos);
@@ -115,21 +103,6 @@ class Writer {
   bytes(b: Buffer): this {
     return this.int32(b.length).raw(b);
   }
-  /** zigzag varint (int32 / safe-integer range) */
-  varint(v: number): this {
-    // zigzag on a JS number without 32-bit overflow: values we write are small
-    let z = v >= 0 ? v * 2 : -v * 2 - 1;
-    this.ensure(10);
-    while (z >= 0x80) {
-      this.buf[this.pos++] = (z % 0x80) | 0x80;
-      z = Math.floor(z / 0x80);
-    }
-    this.buf[this.pos++] = z;
-    return this;
-  }
-  get length(): number {
-    return this.pos;
-  }
   result(): Buffer {
     return this.buf.subarray(0, this.pos);
   }
@@ -144,12 +117,7 @@ class Reader {
   private need(n: number): void {
     if (this.pos + n > this.buf.length) throw new RangeError('buffer underflow');
   }
-  int8(): number {
-    this.need(1);
-    const v = this.buf.readInt8(this.pos);
-    this.pos += 1;
-    return v;
-  }
+
   int16(): number {
     this.need(2);
     const v = this.buf.readInt16BE(this.pos);
@@ -186,24 +154,6 @@ class Reader {
     const len = this.int32();
     if (len < 0) return Buffer.alloc(0);
     return Buffer.from(this.raw(len));
-  }
-  varint(): number {
-    let result = 0;
-    let mul = 1;
-    for (let i = 0; i < 10; i++) {
-      this.need(1);
-      const b = this.buf[this.pos++];
-      result += (b & 0x7f) * mul;
-      if ((b & 0x80) === 0) {
-        // zigzag decode
-        return result % 2 === 0 ? result / 2 : -(result + 1) / 2;
-      }
-      mul *= 0x80;
-    }
-    throw new RangeError('varint too long');
-  }
-  get remaining(): number {
-    return this.buf.length - this.pos;
   }
 }
 
@@ -303,10 +253,11 @@ export function decodeGroupValue(buf: Buffer): GroupValue {
 }
 
 // ---------------------------------------------------------------------------------------------
-// v2 record batches
+// v2 record batches: framing and the record codec are the storage layer's (storage/record-batch.ts)
 
 export interface BatchRecord {
-  key: Buffer | null;
+  key: Buffer;
+  /** null = tombstone */
   value: Buffer | null;
 }
 
@@ -324,120 +275,44 @@ export interface DecodedBatch {
   records: DecodedRecord[];
 }
 
-const RECORDS_OFFSET = 61; // size of the v2 batch header
-const CRC_OFFSET = 17;
-const ATTRIBUTES_OFFSET = 21;
-
-/** One uncompressed magic-2 batch (CreateTime, no producer id), base offset 0 (the log assigns it). */
-export function encodeRecordBatch(records: BatchRecord[], timestampMs: number): Buffer {
-  if (records.length === 0) throw new RangeError('empty batch');
-  const body = new Writer(256);
-  for (let i = 0; i < records.length; i++) {
-    const rec = records[i];
-    const r = new Writer(64);
-    r.int8(0); // attributes
-    r.varint(0); // timestamp delta
-    r.varint(i); // offset delta
-    if (rec.key === null) r.varint(-1);
-    else r.varint(rec.key.length).raw(rec.key);
-    if (rec.value === null) r.varint(-1);
-    else r.varint(rec.value.length).raw(rec.value);
-    r.varint(0); // headers
-    body.varint(r.length).raw(r.result());
-  }
-  const ts = BigInt(Math.trunc(timestampMs));
-  const w = new Writer(RECORDS_OFFSET + body.length);
-  w.int64(0n) // base offset
-    .int32(RECORDS_OFFSET - 12 + body.length) // batch length (after this field)
-    .int32(-1) // partition leader epoch
-    .int8(2) // magic
-    .uint32(0) // crc placeholder
-    .int16(0) // attributes
-    .int32(records.length - 1) // last offset delta
-    .int64(ts) // base timestamp
-    .int64(ts) // max timestamp
-    .int64(-1n) // producer id
-    .int16(-1) // producer epoch
-    .int32(-1) // base sequence
-    .int32(records.length)
-    .raw(body.result());
-  const out = w.result();
-  out.writeUInt32BE(crc32c(out.subarray(ATTRIBUTES_OFFSET)) >>> 0, CRC_OFFSET);
-  return out;
-}
-
-/** Splits records into batches of at most ~maxBatchBytes each and concatenates them. */
-export function encodeRecordBatches(records: BatchRecord[], timestampMs: number, maxBatchBytes = 512 * 1024): Buffer {
-  const out: Buffer[] = [];
+/** Uncompressed magic-2 batches (no producer id) of at most ~maxBatchBytes each, concatenated. */
+export async function encodeRecordBatches(records: BatchRecord[], timestampMs: number, maxBatchBytes = 512 * 1024): Promise<Buffer> {
+  const groups: BatchRecord[][] = [];
   let current: BatchRecord[] = [];
   let size = 0;
   for (const rec of records) {
-    const recSize = (rec.key?.length ?? 0) + (rec.value?.length ?? 0) + 16;
+    const recSize = rec.key.length + (rec.value?.length ?? 0) + 16;
     if (current.length > 0 && size + recSize > maxBatchBytes) {
-      out.push(encodeRecordBatch(current, timestampMs));
+      groups.push(current);
       current = [];
       size = 0;
     }
     current.push(rec);
     size += recSize;
   }
-  if (current.length > 0) out.push(encodeRecordBatch(current, timestampMs));
+  if (current.length > 0) groups.push(current);
+  const ts = BigInt(Math.trunc(timestampMs));
+  const out = await Promise.all(groups.map((g) => encodeRecordBatch(g, { baseTimestamp: ts })));
   return out.length === 1 ? out[0] : Buffer.concat(out);
 }
 
-function decompress(codec: number, data: Buffer): Buffer {
-  switch (codec) {
-    case 0:
-      return data;
-    case 1:
-      return zlib.gunzipSync(data);
-    case 4: {
-      const z = zlib as unknown as { zstdDecompressSync?: (b: Buffer) => Buffer };
-      if (typeof z.zstdDecompressSync === 'function') return z.zstdDecompressSync(data);
-      throw new Error('zstd is not supported by this Node.js');
+/** Parses the whole batches in `buf` (e.g. one ReadResult chunk); a trailing partial batch is ignored. */
+export async function decodeRecordBatches(buf: Buffer): Promise<DecodedBatch[]> {
+  const out: DecodedBatch[] = [];
+  for (const slice of splitBatches(buf)) {
+    const h = readBatchHeader(slice, 0);
+    if (h.magic !== 2) continue;
+    const batch: DecodedBatch = { baseOffset: h.baseOffset, lastOffset: lastOffsetOf(h), isControl: isControl(h.attributes), records: [] };
+    if (!batch.isControl) {
+      const { records } = await decodeBatchRecords(slice);
+      batch.records = records.map((r) => ({
+        offset: h.baseOffset + BigInt(r.offsetDelta),
+        timestamp: h.baseTimestamp + r.timestampDelta,
+        key: r.key,
+        value: r.value,
+      }));
     }
-    default:
-      throw new Error(`unsupported compression codec ${codec} in __consumer_offsets`);
+    out.push(batch);
   }
-}
-
-/** Parses the whole v2 batches in `buf` (a trailing partial batch is ignored). */
-export function decodeRecordBatches(buf: Buffer): DecodedBatch[] {
-  const batches: DecodedBatch[] = [];
-  let pos = 0;
-  while (pos + RECORDS_OFFSET <= buf.length) {
-    const baseOffset = buf.readBigInt64BE(pos);
-    const batchLength = buf.readInt32BE(pos + 8);
-    const end = pos + 12 + batchLength;
-    if (batchLength < RECORDS_OFFSET - 12 || end > buf.length) break;
-    const magic = buf.readInt8(pos + 16);
-    if (magic !== 2) {
-      pos = end;
-      continue;
-    }
-    const attributes = buf.readInt16BE(pos + ATTRIBUTES_OFFSET);
-    const lastOffsetDelta = buf.readInt32BE(pos + 23);
-    const baseTimestamp = buf.readBigInt64BE(pos + 27);
-    const count = buf.readInt32BE(pos + 57);
-    const isControl = (attributes & 0x20) !== 0;
-    const records: DecodedRecord[] = [];
-    const data = decompress(attributes & 0x07, buf.subarray(pos + RECORDS_OFFSET, end));
-    const r = new Reader(data);
-    for (let i = 0; i < count && r.remaining > 0; i++) {
-      const len = r.varint();
-      const start = r.pos;
-      r.int8(); // attributes
-      const tsDelta = r.varint();
-      const offsetDelta = r.varint();
-      const keyLen = r.varint();
-      const key = keyLen < 0 ? null : Buffer.from(r.raw(keyLen));
-      const valueLen = r.varint();
-      const value = valueLen < 0 ? null : Buffer.from(r.raw(valueLen));
-      r.pos = start + len; // skip headers
-      records.push({ offset: baseOffset + BigInt(offsetDelta), timestamp: baseTimestamp + BigInt(tsDelta), key, value });
-    }
-    batches.push({ baseOffset, lastOffset: baseOffset + BigInt(lastOffsetDelta), isControl, records });
-    pos = end;
-  }
-  return batches;
+  return out;
 }

@@ -63,7 +63,7 @@ export class PartitionWriter {
       const records = batch.flatMap((w) => w.records);
       let errorCode = 0;
       try {
-        const res = await this.store.append(encodeRecordBatches(records, this.now()));
+        const res = await this.store.append(await encodeRecordBatches(records, this.now()));
         if (res.errorCode !== 0) {
           this.logger.warn(
             { topic: this.store.topic, partition: this.store.partition, errorCode: res.errorCode, errorMessage: res.errorMessage },
@@ -146,7 +146,7 @@ export async function replayPartition(store: PartitionStore, groups: Map<string,
     }
     let progressed = false;
     for (const chunk of res.chunks) {
-      for (const batch of decodeRecordBatches(chunk)) {
+      for (const batch of await decodeRecordBatches(chunk)) {
         if (batch.lastOffset < offset) continue;
         if (!batch.isControl) {
           for (const rec of batch.records) {
