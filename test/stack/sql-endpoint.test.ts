@@ -56,7 +56,7 @@ describe("analysts' SQL endpoint", () => {
     const r = await get('SELECT * FROM no_such_table');
     expect(r.status).toBe(404);
     expect(r.headers.get('x-clickhouse-exception-code')).toBe('60');
-    const s = await get('SELEC 1');
+    const s = await get('SELECT FROM WHERE');
     expect(s.status).toBe(400);
     expect(await s.text()).toMatch(/^Code: 62\. DB::Exception:.*\(SYNTAX_ERROR\)/);
   });

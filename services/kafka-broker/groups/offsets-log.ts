@@ -106,7 +106,8 @@ export async function ensureOffsetsTopic(log: LogStore, name: string, partitions
     const info = await log.createTopic(
       name,
       partitions,
-      { cleanupPolicy: 'compact', maxMessageBytes: 16 * 1024 * 1024, retentionMs: -1, retentionBytes: -1 },
+      // 100 MiB segments (Kafka's offsets.topic.segment.bytes) so compaction gets sealed segments to clean
+      { cleanupPolicy: 'compact', maxMessageBytes: 16 * 1024 * 1024, retentionMs: -1, retentionBytes: -1, segmentBytes: 100 * 1024 * 1024 },
       true,
     );
     logger.info({ topic: name, partitions }, 'group coordinator: created offsets topic');

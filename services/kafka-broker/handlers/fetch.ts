@@ -115,5 +115,9 @@ function waitForAppend(wanted: Wanted[], timeoutMs: number, signal: AbortSignal)
       seen.add(w.store);
       unsubs.push(w.store.onAppend(() => finish(true)));
     }
+    // an append may have landed between the read and the subscription
+    for (const w of wanted) {
+      if (w.store && w.out.errorCode === 0 && w.store.highWatermark() !== w.out.highWatermark) finish(true);
+    }
   });
 }

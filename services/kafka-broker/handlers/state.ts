@@ -19,6 +19,8 @@ export interface BrokerState {
   producerIds: ProducerIdAllocator;
   /** cap on the record bytes of one Fetch response, whatever the client asks */
   fetchMaxResponseBytes: number;
+  /** upper bound on partitions per topic (CreateTopics/CreatePartitions) */
+  maxPartitionsPerTopic: number;
   dataDir: string;
   fsync: 'always' | number;
 }

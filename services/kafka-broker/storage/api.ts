@@ -39,12 +39,17 @@ export interface TopicInfo {
   partitions: number;
   config: TopicConfig;
   internal: boolean;
+  /** (added by storage) the subset of `config` set explicitly on the topic; the rest are defaults.
+   *  Lets DescribeConfigs report isDefault / configSource. */
+  configOverrides?: Partial<TopicConfig>;
 }
 
 export interface AppendResult {
   /** Kafka error code: 0 NONE, 2 CORRUPT_MESSAGE, 10 MESSAGE_TOO_LARGE, 45 OUT_OF_ORDER_SEQUENCE_NUMBER,
    *  47 INVALID_PRODUCER_EPOCH, 59 UNKNOWN_PRODUCER_ID, 87 INVALID_RECORD. A retried idempotent batch
-   *  (same producerId/epoch/sequence range as one already stored) returns 0 with its ORIGINAL baseOffset. */
+   *  (same producerId/epoch/sequence range as one already stored) returns 0 with its ORIGINAL baseOffset.
+   *  Storage also uses 3 UNKNOWN_TOPIC_OR_PARTITION (partition deleted), 43 UNSUPPORTED_FOR_MESSAGE_FORMAT
+   *  (magic 0/1) and 56 KAFKA_STORAGE_ERROR (write/fsync failure; the partition then stays offline). */
   errorCode: number;
   errorMessage?: string;
   baseOffset: bigint;
@@ -54,7 +59,8 @@ export interface AppendResult {
 }
 
 export interface ReadResult {
-  /** 0 NONE, 1 OFFSET_OUT_OF_RANGE */
+  /** 0 NONE, 1 OFFSET_OUT_OF_RANGE (storage also answers 3 UNKNOWN_TOPIC_OR_PARTITION when the partition
+   *  was deleted while a caller still held it) */
   errorCode: number;
   /** whole record batches exactly as stored (base offset assigned), in order; the first one contains
    *  fetchOffset (it may start before it: clients skip records below the offset they asked for). */
@@ -69,7 +75,8 @@ export interface PartitionStore {
   readonly partition: number;
   /** `records` is the Produce request's `records` field: one or more v2 record batches.
    *  Validates framing and CRC-32C, assigns offsets, applies idempotent-producer sequence checks,
-   *  and resolves only once the data is durable under the store's fsync policy. */
+   *  and resolves only once the data is durable under the store's fsync policy.
+   *  (storage note) base offsets are written into `records` in place: pass a buffer nobody else appends. */
   append(records: Buffer): Promise<AppendResult>;
   /** Reads whole batches starting at the batch that contains fetchOffset, up to maxBytes; at least one
    *  whole batch is returned even when it is larger than maxBytes (KIP-74). Memory use is bounded by
@@ -89,6 +96,13 @@ export interface PartitionStore {
 export class TopicExistsError extends Error {}
 export class UnknownTopicError extends Error {}
 export class InvalidConfigError extends Error {}
+// (added by storage) more specific failures of the admin operations:
+/** illegal topic name → INVALID_TOPIC_EXCEPTION (17) */
+export class InvalidTopicError extends Error {}
+/** partition count <= 0, or createPartitions not increasing the count → INVALID_PARTITIONS (37) */
+export class InvalidPartitionsError extends Error {}
+/** deleteRecordsBefore beyond the high watermark → OFFSET_OUT_OF_RANGE (1) */
+export class OffsetOutOfRangeError extends Error {}
 
 export interface LogStoreOptions {
   dataDir: string;
@@ -97,6 +111,13 @@ export interface LogStoreOptions {
   defaultTopicConfig?: Partial<TopicConfig>;
   /** how often retention and compaction run; default 30 s */
   maintenanceIntervalMs?: number;
+  /** (added by storage) idle idempotent producers are forgotten after this long; default 1 day (Kafka's
+   *  producer.id.expiration.ms) */
+  producerIdExpirationMs?: number;
+  /** (added by storage) budget for the in-memory indexes of sealed segments; default 64 MiB */
+  indexCacheBytes?: number;
+  /** (added by storage) pino-compatible logger for recovery and maintenance events */
+  logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
 }
 
 export interface LogStore {

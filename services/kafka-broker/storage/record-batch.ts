@@ -147,7 +147,7 @@ export function checkBatchAt(buf: Buffer, pos: number, verifyCrc: boolean): Batc
   return h;
 }
 
-export function isProblem(x: BatchHeader | FramingProblem): x is FramingProblem {
+export function isProblem<T extends object>(x: T | FramingProblem): x is FramingProblem {
   return (x as FramingProblem).errorCode !== undefined;
 }
 

@@ -1,0 +1,91 @@
+// kafkajs end to end: 100k messages over 6 partitions (idempotent producer, acks=-1), consumed by a
+// 3-member group; one member leaves mid-way, the group rebalances, every message is consumed and the
+// committed offsets let a new member resume exactly after them.
+import type { Consumer } from 'kafkajs';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startTestBroker, type TestBroker, waitFor } from './helpers/broker.ts';
+
+const TOTAL = 100_000;
+const PARTITIONS = 6;
+const TOPIC = 'orders';
+const GROUP = 'billing';
+
+let broker: TestBroker;
+beforeAll(async () => {
+  broker = await startTestBroker();
+});
+afterAll(async () => {
+  await broker?.stop();
+});
+
+test('100k messages, 3-member group with a member leaving mid-way, offsets resume', { timeout: 90_000 }, async () => {
+  const kafka = broker.kafka('group-test');
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: PARTITIONS }] });
+
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  const BATCH = 2000;
+  for (let i = 0; i < TOTAL; i += BATCH) {
+    const messages = [];
+    for (let j = i; j < i + BATCH; j++) messages.push({ key: `k${j}`, value: `v${j}` });
+    await producer.send({ topic: TOPIC, acks: -1, messages });
+  }
+  const produced = await admin.fetchTopicOffsets(TOPIC);
+  expect(produced.reduce((a, p) => a + Number(p.high), 0)).toBe(TOTAL);
+
+  const seen = new Map<string, string>();
+  let deliveries = 0;
+  const consumers: Consumer[] = [];
+  for (let c = 0; c < 3; c++) {
+    const consumer = kafka.consumer({ groupId: GROUP, heartbeatInterval: 300, sessionTimeout: 10_000, rebalanceTimeout: 10_000 });
+    await consumer.connect();
+    await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
+    await consumer.run({
+      eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
+        for (const m of batch.messages) {
+          seen.set(m.key!.toString(), m.value!.toString());
+          deliveries++;
+          resolveOffset(m.offset);
+        }
+        await heartbeat();
+      },
+    });
+    consumers.push(consumer);
+  }
+  await waitFor(() => seen.size >= TOTAL / 3, 30_000, 'a third of the messages');
+  // one member leaves mid-way; the others take over its partitions after the rebalance
+  await consumers.pop()!.disconnect();
+  await waitFor(() => seen.size >= TOTAL, 45_000, `all messages (seen ${seen.size})`);
+  for (const c of consumers) await c.disconnect();
+
+  expect(seen.size).toBe(TOTAL);
+  for (let j = 0; j < TOTAL; j++) expect(seen.get(`k${j}`)).toBe(`v${j}`);
+  expect(deliveries).toBeGreaterThanOrEqual(TOTAL);
+
+  // committed offsets = end of every partition
+  const committed = await admin.fetchOffsets({ groupId: GROUP, topics: [TOPIC] });
+  const ends = new Map(produced.map((p) => [p.partition, p.high]));
+  for (const p of committed[0].partitions) expect(p.offset).toBe(ends.get(p.partition));
+
+  // a new member of the group sees nothing old, then exactly the new messages
+  const fresh = kafka.consumer({ groupId: GROUP, heartbeatInterval: 300 });
+  await fresh.connect();
+  await fresh.subscribe({ topic: TOPIC, fromBeginning: true });
+  const late: string[] = [];
+  await fresh.run({
+    eachMessage: async ({ message }) => {
+      late.push(message.value!.toString());
+    },
+  });
+  await new Promise((r) => setTimeout(r, 1500));
+  expect(late).toEqual([]);
+  await producer.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: 12 }, (_, i) => ({ key: `new${i}`, value: `new${i}` })) });
+  await waitFor(() => late.length >= 12, 15_000, 'new messages');
+  await new Promise((r) => setTimeout(r, 300));
+  expect(late.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `new${i}`).sort());
+  await fresh.disconnect();
+  await producer.disconnect();
+  await admin.disconnect();
+});
