@@ -79,6 +79,14 @@ export const TOPICS = {
     retentionMs: -1,
     description: 'Inventory availability per variant and location',
   },
+  pricing: {
+    name: 'catalog.pricing.v1',
+    key: 'store_id + price list + variant_id, or store_id + B2B catalog id',
+    partitions: 3,
+    cleanupPolicy: 'compact',
+    retentionMs: -1,
+    description: 'Price-list entries (market and B2B prices) and B2B catalogs (tombstone = deleted)',
+  },
   storeConfig: {
     name: 'stores.config.v1',
     key: 'store_id + config kind + item id',

@@ -3,6 +3,10 @@
 // compacted `stores.config.v1` topic into memory; a change written by the admin CLI is visible within 1 s.
 //
 // Tokens are never stored: the directory keeps SHA-256 hashes and compares them in constant time.
+//
+// In the app process, modules get the running directory with `storeDirectory(ctx)` from
+// services/store-config/module.ts. The configuration kinds and their payloads are in schemas/config.ts.
+import type { ConfigKind, ConfigPayload } from '../../schemas/config.ts';
 
 export type StoreStatus = 'active' | 'suspended';
 
@@ -15,6 +19,22 @@ export interface StoreRecord {
   marketMode: 'strict' | 'pricing_only' | 'ignore';
   /** autocomplete regional mode: per-country suggestions with store-wide fallback, or one set for all */
   autocompleteMode: 'per_region' | 'global';
+  /** image preload (Link header) settings of the store */
+  mediaPreloads: { enabled: boolean; srcsetSizes: number[]; rewriteDomain: string | null; rewriteUrls: boolean };
+  /** brand description for autocomplete curation (≤ 2000 characters) */
+  brandPrompt: string | null;
+  /** ISO 8601 */
+  createdAt: string;
+}
+
+/** One applied change (see `onChange`). */
+export interface ConfigChange {
+  storeId: string;
+  kind: ConfigKind;
+  itemId: string;
+  deleted: boolean;
+  /** Kafka offset of the record */
+  offset: string;
 }
 
 export type AuthResult =
@@ -29,4 +49,10 @@ export interface StoreDirectory {
   getConfig<K extends string>(storeId: string, kind: K): unknown[];
   /** resolves once the projection has caught up with everything written before the call */
   ready(): Promise<void>;
+  /** every live item of a kind, typed and validated, ordered by item id (expired previews left out) */
+  items<K extends ConfigKind>(storeId: string, kind: K): ConfigPayload<K>[];
+  /** one item by its id (sort order code, block ULID, market code, …); undefined when absent or expired */
+  item<K extends ConfigKind>(storeId: string, kind: K, itemId: string): ConfigPayload<K> | undefined;
+  /** called after each applied change (e.g. to rebuild a per-store index); returns the unsubscribe function */
+  onChange(listener: (change: ConfigChange) => void): () => void;
 }

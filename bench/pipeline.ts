@@ -1,0 +1,151 @@
+// Pipeline benchmark: `node bench/pipeline.ts [--events N]`
+//
+// Against the real embedded broker, schema registry, redis-server and an in-process chDB directory:
+//   1. sustained throughput: a generated backlog of engagement events and search requests consumed by
+//      the processors into every aggregate (events/s), next to a baseline measured in the same run: the
+//      same raw rows inserted straight into events_raw (no decoding, dedup, sessions or pairs);
+//   2. freshness: produce-ack → visible, p50/p95, for a trending query (the agg:trending notification
+//      the read API applies) and for a co-view pair (queryable in co_view_pairs);
+//   3. replay speed of the events processor (events/s) into shadow tables, including compare and swap.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ulid } from 'ulid';
+import { openDb } from '../clickhouse/client.ts';
+import { migrate } from '../clickhouse/migrate.ts';
+import { loadConfig } from '../services/common/config.ts';
+import { createKafka } from '../services/common/kafka.ts';
+import { createLogger } from '../services/common/logger.ts';
+import { createRedis } from '../services/common/redis.ts';
+import { selectProcessors } from '../streams/registry.ts';
+import { runReplay } from '../streams/replay/replay.ts';
+import { startStreams } from '../streams/service.ts';
+import { parseTrendingMessage, TRENDING_CHANNEL } from '../streams/trending/notify.ts';
+import { enrichedEvent, produce, searchRequest, startInfra, waitCaughtUp } from '../test/streams/helpers.ts';
+import { generateScenario } from '../test/streams/scenario.ts';
+
+const argIdx = process.argv.indexOf('--events');
+const target = argIdx > 0 ? Number(process.argv[argIdx + 1]) : 30_000;
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+const infra = await startInfra();
+const chdir = mkdtempSync(path.join(os.tmpdir(), 'sd-bench-chdb-'));
+const db = await openDb({ chdbPath: chdir, database: 'bench' });
+await migrate(db);
+const logger = createLogger('bench', 'warn');
+const config = loadConfig({
+  KAFKA_BROKERS: infra.brokers.join(','),
+  REDIS_URL: infra.redisUrl,
+  SCHEMA_REGISTRY_URL: infra.registryUrl,
+  KAFKA_TOPIC_PREFIX: infra.prefix,
+  DATA_DIR: infra.dir,
+  LOG_LEVEL: 'warn',
+  STREAMS_SESSION_TIMEOUT_MS: '6000',
+});
+const redis = createRedis(infra.redisUrl);
+const kafka = createKafka(infra.brokers, 'bench', logger);
+
+try {
+  // ---- backlog
+  const stores = ['bench_a', 'bench_b', 'bench_c', 'bench_d'];
+  const perVisit = 10;
+  const sc = generateScenario({ seed: 1, stores, visitsPerStore: Math.ceil(target / perVisit / stores.length), ordersPerStore: 50 });
+  await produce(infra, 'events', sc.events);
+  await produce(infra, 'requests', sc.requests);
+  const n = sc.events.length + sc.requests.length;
+
+  // ---- baseline: the same raw rows, inserted straight into events_raw in 10k blocks
+  const rows = sc.events.map((e, i) => ({
+    store_id: e.value.store_id,
+    ts: e.value.timestamp.replace('T', ' ').replace('Z', ''),
+    event_id: `${e.value.event_id}-${i}`,
+    event_type: e.value.event_type,
+    session_id: e.value.session_id,
+    product_id: e.value.product_id,
+    query: e.value.query ?? '',
+    device_type: e.value.device_type,
+    received_at: e.value.received_at.replace('T', ' ').replace('Z', ''),
+    _partition: 0,
+    _offset: i,
+  }));
+  await db.command('CREATE TABLE IF NOT EXISTS baseline_raw AS events_raw');
+  const b0 = performance.now();
+  for (let i = 0; i < rows.length; i += 10_000) await db.insert('baseline_raw', rows.slice(i, i + 10_000));
+  const baselineRate = rows.length / ((performance.now() - b0) / 1000);
+  await db.command('DROP TABLE baseline_raw SYNC');
+
+  // ---- throughput: start the processors over the backlog and wait for catch-up
+  const t0 = performance.now();
+  const streams = await startStreams({ config, db, redis, kafka, logger, processors: selectProcessors('events,requests') });
+  const groups = (['events', 'requests'] as const).map((k) => ({ group: `streams.${k}`, topic: infra.topic(k) }));
+  await waitCaughtUp(infra.kafka, groups, 600_000);
+  const seconds = (performance.now() - t0) / 1000;
+  const rate = n / seconds;
+
+  // ---- freshness
+  const sub = createRedis(infra.redisUrl);
+  const seen = new Map<string, number>();
+  await sub.subscribe(TRENDING_CHANNEL);
+  sub.on('message', (_c, m) => {
+    for (const d of parseTrendingMessage(m)) if (!seen.has(d.query)) seen.set(d.query, performance.now());
+  });
+  const trendingMs: number[] = [];
+  const coViewMs: number[] = [];
+  for (let i = 0; i < 40; i++) {
+    const store = 'fresh';
+    const q = `fresh query ${i} ${ulid().toLowerCase()}`;
+    const session = `fresh-${i}`;
+    const now = new Date().toISOString();
+    const a = String(900_000 + i * 2);
+    const views = [a, String(900_001 + i * 2)].map((p) => enrichedEvent({ event_type: 'product_view', store_id: store, session_id: session, timestamp: now, product_id: p }));
+    await Promise.all([
+      produce(infra, 'requests', [{ key: `${store}:${session}`, value: searchRequest({ store_id: store, query: q, session_id: session, country: 'US', at: now }) }]),
+      produce(infra, 'events', views.map((v) => ({ key: `${store}:${session}`, value: v }))),
+    ]);
+    const acked = performance.now();
+    const deadline = acked + 10_000;
+    let coView: number | undefined;
+    while ((coView === undefined || !seen.has(q)) && performance.now() < deadline) {
+      if (coView === undefined) {
+        const r = await db.query<{ n: string }>("SELECT count() AS n FROM co_view_pairs WHERE store_id = 'fresh' AND product_a = {a:UInt64}", { a: BigInt(a) });
+        if (Number(r[0].n) > 0) coView = performance.now();
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    if (seen.has(q)) trendingMs.push((seen.get(q) as number) - acked);
+    if (coView !== undefined) coViewMs.push(coView - acked);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  sub.disconnect();
+
+  // ---- replay speed
+  const replay = await runReplay(
+    { config, db, redis, kafka, logger, streams, deps: streams.deps, runOptions: streams.runOptions },
+    { processor: 'events', from: { kind: 'earliest' } },
+    () => {},
+  );
+  await streams.stop();
+
+  const f = (x: number) => Math.round(x).toLocaleString('en-US');
+  process.stdout.write(
+    [
+      'pipeline benchmark (embedded broker, chDB in process, redis-server; one process)',
+      `  backlog: ${f(sc.events.length)} engagement events + ${f(sc.requests.length)} request events, ${stores.length} stores`,
+      `  sustained throughput into all aggregates: ${f(rate)} events/s (${seconds.toFixed(1)} s, incl. group join)`,
+      `  baseline, raw rows straight into events_raw: ${f(baselineRate)} rows/s → pipeline/baseline = ${(rate / baselineRate).toFixed(2)}`,
+      `  freshness, produce ack → agg:trending notification: p50 ${pct(trendingMs, 50)?.toFixed(0)} ms, p95 ${pct(trendingMs, 95)?.toFixed(0)} ms (n=${trendingMs.length})`,
+      `  freshness, produce ack → co_view_pairs queryable:   p50 ${pct(coViewMs, 50)?.toFixed(0)} ms, p95 ${pct(coViewMs, 95)?.toFixed(0)} ms (n=${coViewMs.length})`,
+      `  replay of the events processor: ${f(replay.eventsPerSecond)} events/s (${f(replay.messages)} messages in ${replay.seconds.toFixed(1)} s incl. shadow DDL, compare, swap; ${replay.differences} differences)`,
+      '',
+    ].join('\n'),
+  );
+} finally {
+  redis.disconnect();
+  await db.close();
+  await infra.stop();
+  rmSync(chdir, { recursive: true, force: true });
+}
+process.exit(0);

@@ -1,0 +1,100 @@
+// Related products from the behavioural pair aggregates, for product and cart anchors.
+//
+// Strategies and their tables:
+//   co_view            customers also viewed         co_view_pairs (sessions)
+//   co_cart            customers also added to cart  co_cart_pairs (sessions; relaxed co-purchase)
+//   co_purchase        frequently bought together    co_purchase_pairs (orders)
+//   viewed_then_bought viewed this, then bought      viewed_then_bought (purchases)
+// Scores are normalized for popularity so best-sellers do not dominate: for the symmetric pairs
+// cosine = n_ab / sqrt(n_aa · n_bb) (the diagonal n_aa is how many sessions/orders had the product);
+// for viewed-then-bought n_vb / sqrt(sessions that viewed v · purchases of b after any view).
+// With several anchors (a cart) the per-anchor scores of a candidate are summed; anchors and
+// `excludeProductIds` are never returned.
+import type { Db } from '../client.ts';
+import { clampInt, productIds } from './common.ts';
+
+export type RelatedStrategy = 'co_view' | 'co_cart' | 'co_purchase' | 'viewed_then_bought';
+
+export interface RelatedOptions {
+  storeId: string;
+  strategy: RelatedStrategy;
+  /** the anchor product, or the cart's products */
+  productIds: readonly (string | number)[];
+  excludeProductIds?: readonly (string | number)[];
+  limit?: number;
+  /** look-back in days (default 90) */
+  days?: number;
+  /** minimum co-occurrences with the anchors (default 1) */
+  minSupport?: number;
+  now?: Date;
+}
+
+export interface RelatedProduct {
+  productId: string;
+  score: number;
+  /** co-occurrence count summed over the anchors */
+  support: number;
+}
+
+const SYMMETRIC: Record<Exclude<RelatedStrategy, 'viewed_then_bought'>, { table: string; measure: string }> = {
+  co_view: { table: 'co_view_pairs', measure: 'sessions' },
+  co_cart: { table: 'co_cart_pairs', measure: 'sessions' },
+  co_purchase: { table: 'co_purchase_pairs', measure: 'orders' },
+};
+
+export async function relatedProducts(db: Db, opts: RelatedOptions): Promise<RelatedProduct[]> {
+  const anchors = productIds(opts.productIds);
+  if (anchors.length === 0) return [];
+  const params = {
+    store: opts.storeId,
+    anchors: anchors.map(BigInt),
+    exclude: productIds(opts.excludeProductIds ?? []).map(BigInt),
+    since: (opts.now ?? new Date(Date.now())).toISOString().slice(0, 10),
+    days: clampInt(opts.days, 1, 3650, 90),
+    minSupport: clampInt(opts.minSupport, 1, 1_000_000, 1),
+    limit: clampInt(opts.limit, 1, 1000, 20),
+  };
+  let sql: string;
+  if (opts.strategy === 'viewed_then_bought') {
+    sql = `WITH
+        toDate({since:String}) - {days:UInt32} AS from_day,
+        pairs AS (
+          SELECT viewed_id AS a, bought_id AS b, sum(purchases) AS n FROM viewed_then_bought
+          WHERE store_id = {store:String} AND viewed_id IN {anchors:Array(UInt64)} AND day >= from_day
+          GROUP BY a, b HAVING n > 0),
+        viewed AS (
+          SELECT product_a AS p, sum(sessions) AS n FROM co_view_pairs
+          WHERE store_id = {store:String} AND product_a = product_b AND product_a IN {anchors:Array(UInt64)} AND day >= from_day
+          GROUP BY p),
+        bought AS (
+          SELECT bought_id AS p, sum(purchases) AS n FROM viewed_then_bought
+          WHERE store_id = {store:String} AND bought_id IN (SELECT b FROM pairs) AND day >= from_day
+          GROUP BY p)
+      SELECT toString(pairs.b) AS pid, sum(pairs.n / sqrt(greatest(viewed.n, pairs.n) * greatest(bought.n, pairs.n))) AS score, sum(pairs.n) AS support
+      FROM pairs LEFT JOIN viewed ON viewed.p = pairs.a LEFT JOIN bought ON bought.p = pairs.b
+      WHERE pairs.b NOT IN {anchors:Array(UInt64)} AND pairs.b NOT IN {exclude:Array(UInt64)}
+      GROUP BY pairs.b HAVING support >= {minSupport:UInt32}
+      ORDER BY score DESC, support DESC, pairs.b ASC
+      LIMIT {limit:UInt32}`;
+  } else {
+    const { table, measure } = SYMMETRIC[opts.strategy];
+    sql = `WITH
+        toDate({since:String}) - {days:UInt32} AS from_day,
+        pairs AS (
+          SELECT product_a AS a, product_b AS b, sum(${measure}) AS n FROM ${table}
+          WHERE store_id = {store:String} AND product_a IN {anchors:Array(UInt64)} AND day >= from_day
+          GROUP BY a, b HAVING n > 0),
+        diag AS (
+          SELECT product_a AS p, sum(${measure}) AS n FROM ${table}
+          WHERE store_id = {store:String} AND product_a = product_b AND product_a IN (SELECT b FROM pairs) AND day >= from_day
+          GROUP BY p HAVING n > 0)
+      SELECT toString(pairs.b) AS pid, sum(pairs.n / sqrt(da.n * db.n)) AS score, sum(pairs.n) AS support
+      FROM pairs INNER JOIN diag AS da ON da.p = pairs.a INNER JOIN diag AS db ON db.p = pairs.b
+      WHERE pairs.a != pairs.b AND pairs.b NOT IN {anchors:Array(UInt64)} AND pairs.b NOT IN {exclude:Array(UInt64)}
+      GROUP BY pairs.b HAVING support >= {minSupport:UInt32}
+      ORDER BY score DESC, support DESC, pairs.b ASC
+      LIMIT {limit:UInt32}`;
+  }
+  const rows = await db.query<{ pid: string; score: number; support: string }>(sql, params);
+  return rows.map((r) => ({ productId: r.pid, score: Number(r.score), support: Number(r.support) }));
+}

@@ -1,0 +1,75 @@
+// Relevance and recommendation quality against the demo store's planted ground truth, as numbers
+// (tests and `npm run bench` use these). Each evaluator takes the system under test as a function, so the
+// same measure applies to an aggregate read over SQL, a storefront endpoint or an in-process index.
+import type { GroundTruth } from './generator.ts';
+
+export function precisionAtK(ranked: readonly string[], relevant: ReadonlySet<string>, k: number): number {
+  if (k <= 0) return 0;
+  let hits = 0;
+  for (const id of ranked.slice(0, k)) if (relevant.has(id)) hits++;
+  return hits / k;
+}
+
+export function recallAtK(ranked: readonly string[], relevant: ReadonlySet<string>, k: number): number {
+  if (relevant.size === 0) return 1;
+  let hits = 0;
+  for (const id of ranked.slice(0, k)) if (relevant.has(id)) hits++;
+  return hits / relevant.size;
+}
+
+/** nDCG@k with graded gains (missing = 0) */
+export function ndcgAtK(ranked: readonly string[], gains: ReadonlyMap<string, number>, k: number): number {
+  const dcg = (list: readonly number[]) => list.slice(0, k).reduce((s, g, i) => s + (2 ** g - 1) / Math.log2(i + 2), 0);
+  const ideal = dcg([...gains.values()].sort((a, b) => b - a));
+  return ideal === 0 ? 0 : dcg(ranked.map((id) => gains.get(id) ?? 0)) / ideal;
+}
+
+export const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+
+/** The other members of a product's planted co-view cluster should be its nearest co-viewed products. */
+export async function coViewQuality(gt: GroundTruth, related: (productId: string) => Promise<string[]>, k = 4): Promise<{ recall: number; products: number }> {
+  const scores: number[] = [];
+  for (const c of gt.coViewClusters) {
+    for (const id of c.productIds) {
+      const others = new Set(c.productIds.filter((x) => x !== id));
+      scores.push(recallAtK(await related(id), others, Math.max(k, others.size)));
+    }
+  }
+  return { recall: mean(scores), products: scores.length };
+}
+
+/** The other products of a planted bundle should be what is bought together with each of them. */
+export async function bundleQuality(gt: GroundTruth, boughtWith: (productId: string) => Promise<string[]>, k = 4): Promise<{ recall: number; products: number }> {
+  const scores: number[] = [];
+  for (const b of gt.bundles) {
+    for (const id of b.productIds) {
+      const others = new Set(b.productIds.filter((x) => x !== id));
+      scores.push(recallAtK(await boughtWith(id), others, Math.max(k, others.size)));
+    }
+  }
+  return { recall: mean(scores), products: scores.length };
+}
+
+/** Search quality on the planted queries: precision@k over the relevant set, nDCG@k with engaged = 2, relevant = 1. */
+export async function searchQuality(
+  gt: GroundTruth,
+  search: (query: string) => Promise<string[]>,
+  k = 10,
+): Promise<{ precision: number; ndcg: number; queries: number }> {
+  const p: number[] = [];
+  const n: number[] = [];
+  for (const q of gt.queries) {
+    const ranked = await search(q.query);
+    const relevant = new Set(q.relevant);
+    const gains = new Map<string, number>(q.relevant.map((id) => [id, 1]));
+    for (const id of q.engaged) gains.set(id, 2);
+    p.push(precisionAtK(ranked, relevant, Math.min(k, relevant.size)));
+    n.push(ndcgAtK(ranked, gains, k));
+  }
+  return { precision: mean(p), ndcg: mean(n), queries: p.length };
+}
+
+/** 1-based rank of the planted trending query among `topQueries` (0 = absent). */
+export function trendingRank(gt: GroundTruth, topQueries: readonly string[]): number {
+  return topQueries.indexOf(gt.trending.query) + 1;
+}

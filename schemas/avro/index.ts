@@ -1,0 +1,50 @@
+// The Avro value schema of every Kafka topic this contract set covers, generated from the zod schemas.
+// The registry subject of a topic is `<physical topic name>-value` (TopicNameStrategy).
+import type { Schema } from 'avsc';
+import { EnrichedEventSchema, RejectedEventSchema } from '../events.ts';
+import { OrderSchema } from '../orders.ts';
+import { RequestEventSchema } from '../requests.ts';
+import type { TopicKey } from '../topics.ts';
+import { avroFromZod } from './generate.ts';
+
+export { avroFromZod } from './generate.ts';
+export { avroType, LOGICAL_TYPES } from './logical-types.ts';
+
+const NS = 'discovery';
+
+export const storefrontEventAvro: Schema = avroFromZod(EnrichedEventSchema, {
+  name: 'StorefrontEvent',
+  namespace: `${NS}.events`,
+  doc: 'An engagement event accepted by POST /beacon, validated and enriched (storefront.events.v1)',
+});
+
+export const rejectedEventAvro: Schema = avroFromZod(RejectedEventSchema, {
+  name: 'RejectedEvent',
+  namespace: `${NS}.events`,
+  doc: 'A beacon event dropped by validation, with the reason (storefront.events.rejected.v1)',
+});
+
+export const requestEventAvro: Schema = avroFromZod(RequestEventSchema, {
+  name: 'RequestEvent',
+  namespace: `${NS}.requests`,
+  doc: 'One storefront API request, emitted by the read API (storefront.requests.v1)',
+});
+
+export const orderAvro: Schema = avroFromZod(OrderSchema, {
+  name: 'Order',
+  namespace: `${NS}.orders`,
+  doc: 'An order from the commerce platform (commerce.orders.v1)',
+});
+
+/** Value schemas by topic key (see schemas/topics.ts). */
+export const VALUE_SCHEMAS = {
+  events: storefrontEventAvro,
+  rejected: rejectedEventAvro,
+  requests: requestEventAvro,
+  orders: orderAvro,
+} as const satisfies Partial<Record<TopicKey, Schema>>;
+
+/** The registry subject of a topic's values (TopicNameStrategy). */
+export function valueSubject(topic: string): string {
+  return `${topic}-value`;
+}

@@ -1,0 +1,160 @@
+// The intake module of the app: POST /beacon on the app's HTTP server, with its own idempotent producer,
+// Redis dedup and the value codec. Starts after the store-config module (it authenticates through the
+// store directory). `createBeacon` wires the same pieces for a process or a test of its own.
+import { availableParallelism } from 'node:os';
+import type { Redis } from 'ioredis';
+import type { Kafka } from 'kafkajs';
+import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
+import { createValueCodec, type ValueCodec } from '../../schemas/codec.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import type { AppContext, AppModule } from '../app/context.ts';
+import { type Config, topicName } from '../common/config.ts';
+import { loadGeoDatabase, parseTrustedProxies } from '../common/enrich.ts';
+import { createIdempotentProducer } from '../common/kafka.ts';
+import type { Logger } from '../common/logger.ts';
+import type { StoreDirectory } from '../store-config/api.ts';
+import { storeDirectory } from '../store-config/module.ts';
+import { createEventDedup } from './dedup.ts';
+import { beaconMetrics } from './metrics.ts';
+import { type BeaconPluginOptions, beaconPlugin } from './plugin.ts';
+import { prepareBatch } from './prepare.ts';
+import { createPreparePool, type PreparePool } from './prepare-pool.ts';
+import { createProduceQueue } from './produce-queue.ts';
+import { ensureTopics } from './topics.ts';
+
+export type BeaconSettings = Pick<
+  Config,
+  | 'KAFKA_TOPIC_PREFIX'
+  | 'TRUSTED_PROXIES'
+  | 'BEACON_BODY_LIMIT_BYTES'
+  | 'BEACON_MAX_CLOCK_SKEW_MS'
+  | 'BEACON_PRODUCE_TIMEOUT_MS'
+  | 'BEACON_DEDUP_HORIZON_MS'
+  | 'BEACON_LINGER_MS'
+  | 'BEACON_WORKERS'
+>;
+
+export interface BeaconSetup {
+  kafka: Kafka;
+  redis: Redis;
+  directory: Pick<StoreDirectory, 'authenticate'>;
+  logger: Logger;
+  settings: BeaconSettings;
+  /** default: a codec on `registryUrl` */
+  codec?: ValueCodec;
+  registryUrl?: string;
+}
+
+export interface Beacon {
+  /** options for `app.register(beaconPlugin, options)` */
+  options: BeaconPluginOptions;
+  codec: ValueCodec;
+  topics: { events: string; rejected: string; requests: string };
+  /** drain the produce queue and disconnect the producer (after the HTTP server stopped) */
+  close(): Promise<void>;
+}
+
+/** Topics, schemas, producer, produce queue and dedup of the intake; the caller registers the plugin. */
+export async function createBeacon(setup: BeaconSetup): Promise<Beacon> {
+  const { settings, logger: log } = setup;
+  const topics = {
+    events: topicName(settings, TOPICS.events.name),
+    rejected: topicName(settings, TOPICS.rejected.name),
+    requests: topicName(settings, TOPICS.requests.name),
+  };
+  loadGeoDatabase();
+  const trustedProxies = parseTrustedProxies(settings.TRUSTED_PROXIES);
+
+  await ensureTopics(
+    setup.kafka,
+    [
+      { key: 'events', name: topics.events },
+      { key: 'rejected', name: topics.rejected },
+      { key: 'requests', name: topics.requests },
+    ],
+    log,
+  );
+
+  const codec = setup.codec ?? createValueCodec({ registryUrl: setup.registryUrl ?? '' });
+  const schemas = [
+    { topic: topics.events, schema: JSON.stringify(VALUE_SCHEMAS.events) },
+    { topic: topics.rejected, schema: JSON.stringify(VALUE_SCHEMAS.rejected) },
+  ];
+  const registered = [];
+  for (const s of schemas) registered.push({ ...s, id: await codec.register(s.topic, s.schema) });
+
+  // validation, enrichment and encoding: in worker threads when there is more than one core
+  const prepareSettings = { topics, maxClockSkewMs: settings.BEACON_MAX_CLOCK_SKEW_MS };
+  const workers = settings.BEACON_WORKERS >= 0 ? settings.BEACON_WORKERS : Math.min(4, Math.max(0, availableParallelism() - 1));
+  let pool: PreparePool | undefined;
+  if (workers > 0) {
+    pool = await createPreparePool({ size: workers, init: { schemas: registered, settings: prepareSettings }, logger: log });
+    log.info({ workers }, 'beacon prepare workers started');
+  }
+
+  const producer = createIdempotentProducer(setup.kafka, {
+    // bounded retries: a request waits at most BEACON_PRODUCE_TIMEOUT_MS, then answers 503
+    retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1_000 },
+  });
+  const queue = createProduceQueue({
+    producer,
+    logger: log,
+    lingerMs: settings.BEACON_LINGER_MS,
+    timeoutMs: settings.BEACON_PRODUCE_TIMEOUT_MS,
+    onBatch: ({ records, seconds, ok }) => {
+      beaconMetrics.produceBatches.observe(records);
+      beaconMetrics.produceSeconds.observe({ outcome: ok ? 'ok' : 'error' }, seconds);
+    },
+  });
+  await producer.connect().catch((err: Error) => log.warn({ err: err.message }, 'beacon producer: Kafka not reachable yet'));
+  const depthTimer = setInterval(() => beaconMetrics.queueDepth.set(queue.depth), 1_000);
+  depthTimer.unref();
+
+  const dedup = createEventDedup({
+    redis: setup.redis,
+    horizonMs: settings.BEACON_DEDUP_HORIZON_MS,
+    onError: (op, err) => {
+      beaconMetrics.dedupErrors.inc({ op });
+      log.warn({ op, err: err.message }, 'beacon dedup: redis call failed (failing open)');
+    },
+  });
+
+  return {
+    options: {
+      directory: setup.directory,
+      queue,
+      dedup,
+      prepare: pool ? (input) => pool.prepare(input) : (input) => prepareBatch(input, prepareSettings, codec),
+      topics,
+      trustedProxies,
+      bodyLimitBytes: settings.BEACON_BODY_LIMIT_BYTES,
+    },
+    codec,
+    topics,
+    async close() {
+      clearInterval(depthTimer);
+      await queue.close();
+      await pool?.close();
+    },
+  };
+}
+
+export const beaconModule: AppModule = {
+  name: 'beacon',
+  async start(ctx: AppContext) {
+    const { config } = ctx;
+    const beacon = await createBeacon({
+      kafka: ctx.kafka,
+      redis: ctx.redis,
+      directory: storeDirectory(ctx),
+      logger: ctx.logger.child({ module: 'beacon' }),
+      settings: config,
+      registryUrl: config.schemaRegistryUrl,
+    });
+    await ctx.http.register(beaconPlugin, beacon.options);
+    // closers run in reverse order: the HTTP server (registered after the modules) closes first,
+    // answering the requests in flight, then the queue drains and the producer disconnects
+    ctx.onClose(() => beacon.close());
+    ctx.announce('beacon', `http://${config.HOST}:${config.HTTP_PORT}/beacon`);
+  },
+};

@@ -1,0 +1,319 @@
+// The one produce path of the catalog: webhooks and the bulk import hand normalized records to a
+// CatalogWriter, which
+//   1. drops records older than what was already written for their key (version guard, below),
+//   2. encodes them (Avro, Confluent framing, schemas registered under `<topic>-value`),
+//   3. produces them with the idempotent producer (acks=all) and resolves only once Kafka acknowledged.
+//
+// Version guard. The catalog topics are compacted: Kafka keeps the *last written* record per key, not the
+// newest by platform time. If a late, older update were appended after a newer one, compaction would
+// keep the older one and a replay would rebuild stale state. So the writer remembers, per key, the
+// newest version (updated_at ms) it produced (Redis hash per topic and store) and skips older records.
+// A tombstone gets the record timestamp max(now, newest + 1), so the projection's version of a delete is
+// always past every update written before it (projections.ts uses the tombstone's record timestamp).
+// Records of one key are written one at a time in this process (a per-key queue), so check-and-produce
+// cannot interleave; two processes writing the same key at the same moment are not serialized (the
+// projection still keeps the newest; see docs/catalog.md).
+import type { Redis } from 'ioredis';
+import type { Kafka, Message, Producer } from 'kafkajs';
+import { orderAvro } from '../../schemas/avro/index.ts';
+import {
+  CATALOG_AVRO,
+  type CatalogCollection,
+  type CatalogContent,
+  type CatalogInventoryLevel,
+  type CatalogPricing,
+  type CatalogProduct,
+  type CatalogTopicKey,
+  catalogKey,
+} from '../../schemas/catalog.ts';
+import type { ValueCodec } from '../../schemas/codec.ts';
+import type { Order } from '../../schemas/orders.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { ensureStreamTopics } from '../../streams/runtime/topics.ts';
+import { type Config, topicName } from '../common/config.ts';
+import { createIdempotentProducer } from '../common/kafka.ts';
+import type { Logger } from '../common/logger.ts';
+import { counter, histogram } from '../common/metrics.ts';
+
+export type WriterTopic = CatalogTopicKey | 'orders';
+export const WRITER_TOPICS: WriterTopic[] = ['products', 'collections', 'content', 'inventory', 'pricing', 'orders'];
+
+/** One record to produce; `value: null` is a tombstone. */
+export interface OutRecord {
+  topic: WriterTopic;
+  storeId: string;
+  key: string;
+  value: object | null;
+  /** platform version (updated_at ms) of a value; ignored for tombstones */
+  versionMs: number;
+}
+
+export interface WriteResult {
+  /** records acknowledged by Kafka */
+  produced: number;
+  /** records skipped because a newer version of their key was already written */
+  stale: OutRecord[];
+}
+
+export class ProduceTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`Kafka did not acknowledge within ${ms} ms`);
+    this.name = 'ProduceTimeoutError';
+  }
+}
+
+const recordsTotal = counter('catalog_records_total', 'Catalog records handed to the writer, by topic and outcome (produced, stale)', ['topic', 'outcome']);
+const produceSeconds = histogram('catalog_produce_seconds', 'Time from handing records to the writer to Kafka acknowledging them');
+
+// KEYS[1] = hash of newest versions; ARGV = now, then (field, ms, tombstone) triples.
+// Returns per record: the version to write (ms; for a tombstone its record timestamp) or -1 = stale.
+const GUARD_LUA = `
+local now = tonumber(ARGV[1])
+local out = {}
+for i = 2, #ARGV, 3 do
+  local f = ARGV[i]
+  local ms = tonumber(ARGV[i + 1])
+  local cur = tonumber(redis.call('HGET', KEYS[1], f) or '-1')
+  if ARGV[i + 2] == '1' then
+    local t = math.max(now, cur + 1)
+    redis.call('HSET', KEYS[1], f, string.format('%d', t))
+    out[#out + 1] = string.format('%d', t)
+  elseif ms >= cur then
+    redis.call('HSET', KEYS[1], f, string.format('%d', ms))
+    out[#out + 1] = string.format('%d', ms)
+  else
+    out[#out + 1] = '-1'
+  end
+end
+return out
+`;
+
+export interface CatalogWriterOptions {
+  kafka: Kafka;
+  redis: Redis;
+  codec: ValueCodec;
+  config: Pick<Config, 'KAFKA_TOPIC_PREFIX' | 'CATALOG_PRODUCE_TIMEOUT_MS'>;
+  logger: Logger;
+  /** create missing topics (default true) */
+  ensureTopics?: boolean;
+}
+
+export class CatalogWriter {
+  private readonly opts: CatalogWriterOptions;
+  private readonly topics: Record<WriterTopic, string>;
+  private producer: Producer | undefined;
+  private readonly tails = new Map<string, Promise<void>>();
+
+  constructor(opts: CatalogWriterOptions) {
+    this.opts = opts;
+    const name = (k: WriterTopic) => topicName(opts.config, TOPICS[k].name);
+    this.topics = {
+      products: name('products'),
+      collections: name('collections'),
+      content: name('content'),
+      inventory: name('inventory'),
+      pricing: name('pricing'),
+      orders: name('orders'),
+    };
+  }
+
+  /** physical topic names */
+  topicNames(): Record<WriterTopic, string> {
+    return { ...this.topics };
+  }
+
+  /** create the topics (compacted catalog topics, the orders topic), register the value schemas, connect */
+  async start(): Promise<void> {
+    const log = this.opts.logger;
+    if (this.opts.ensureTopics !== false) {
+      await ensureStreamTopics(
+        this.opts.kafka,
+        WRITER_TOPICS.map((key) => ({ key, name: this.topics[key] })),
+        log,
+      );
+    }
+    for (const key of WRITER_TOPICS) {
+      await this.opts.codec.register(this.topics[key], key === 'orders' ? orderAvro : CATALOG_AVRO[key]);
+    }
+    const producer = createIdempotentProducer(this.opts.kafka, { retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 2_000 } });
+    await producer.connect();
+    this.producer = producer;
+  }
+
+  async close(): Promise<void> {
+    const p = this.producer;
+    this.producer = undefined;
+    await p?.disconnect().catch(() => {});
+  }
+
+  /** Guard, encode and produce `records` in order; resolves once Kafka acknowledged every one kept. */
+  async write(records: OutRecord[]): Promise<WriteResult> {
+    if (records.length === 0) return { produced: 0, stale: [] };
+    const producer = this.producer;
+    if (!producer) throw new Error('catalog writer not started');
+    const t0 = performance.now();
+    // encode first: a value the schema rejects is a bug in normalization, and must not consume a version
+    const encoded = records.map((r) => (r.value === null ? null : this.opts.codec.encode(this.topics[r.topic], r.value)));
+    const lockKeys = [...new Set(records.map((r) => `${r.topic}\u0000${r.key}`))];
+    return this.serialized(lockKeys, async () => {
+      const versions = await this.guard(records);
+      const byTopic = new Map<string, Message[]>();
+      const stale: OutRecord[] = [];
+      records.forEach((r, i) => {
+        const v = versions[i];
+        if (v < 0) {
+          stale.push(r);
+          return;
+        }
+        const topic = this.topics[r.topic];
+        const msg: Message = { key: r.key, value: encoded[i] };
+        if (r.value === null) msg.timestamp = String(v);
+        const list = byTopic.get(topic) ?? [];
+        list.push(msg);
+        byTopic.set(topic, list);
+      });
+      const produced = records.length - stale.length;
+      if (produced > 0) {
+        const timeoutMs = this.opts.config.CATALOG_PRODUCE_TIMEOUT_MS;
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          await Promise.race([
+            producer.sendBatch({ acks: -1, timeout: timeoutMs, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) }),
+            new Promise((_, reject) => {
+              timer = setTimeout(() => reject(new ProduceTimeoutError(timeoutMs)), timeoutMs);
+            }),
+          ]);
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      for (const r of records) recordsTotal.inc({ topic: r.topic, outcome: stale.includes(r) ? 'stale' : 'produced' });
+      produceSeconds.observe((performance.now() - t0) / 1000);
+      return { produced, stale };
+    });
+  }
+
+  private async guard(records: OutRecord[]): Promise<number[]> {
+    const now = Date.now();
+    const groups = new Map<string, number[]>();
+    records.forEach((r, i) => {
+      const h = `sd:catalog:version:${r.topic}:${r.storeId}`;
+      const list = groups.get(h) ?? [];
+      list.push(i);
+      groups.set(h, list);
+    });
+    const out = new Array<number>(records.length);
+    const pipe = this.opts.redis.pipeline();
+    const order: [string, number[]][] = [...groups];
+    for (const [hash, idx] of order) {
+      const args: string[] = [String(now)];
+      for (const i of idx) {
+        const r = records[i];
+        args.push(r.key, String(Math.max(0, Math.trunc(r.versionMs))), r.value === null ? '1' : '0');
+      }
+      pipe.eval(GUARD_LUA, 1, hash, ...args);
+    }
+    const replies = (await pipe.exec()) ?? [];
+    order.forEach(([, idx], g) => {
+      const [err, res] = replies[g] ?? [new Error('no reply from Redis')];
+      if (err) throw err;
+      (res as string[]).forEach((v, j) => {
+        out[idx[j]] = Number(v);
+      });
+    });
+    // within one batch, a later record of the same key wins only if it is not older than an earlier one
+    // (the script already applied them in order)
+    return out;
+  }
+
+  /** Run `fn` once every earlier call holding one of `keys` finished (per-key FIFO). */
+  private async serialized<T>(keys: string[], fn: () => Promise<T>): Promise<T> {
+    const prev = keys.map((k) => this.tails.get(k)).filter((p): p is Promise<void> => p !== undefined);
+    let release!: () => void;
+    const mine = new Promise<void>((r) => {
+      release = r;
+    });
+    for (const k of keys) this.tails.set(k, mine);
+    await Promise.all(prev);
+    try {
+      return await fn();
+    } finally {
+      release();
+      for (const k of keys) if (this.tails.get(k) === mine) this.tails.delete(k);
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// records → OutRecord
+
+const ms = (iso: string) => Date.parse(iso);
+
+export const out = {
+  product(p: CatalogProduct): OutRecord {
+    return { topic: 'products', storeId: p.store_id, key: catalogKey({ topic: 'products', store_id: p.store_id, product_id: p.product_id }), value: p, versionMs: ms(p.updated_at) };
+  },
+  productDeleted(storeId: string, productId: string): OutRecord {
+    return { topic: 'products', storeId, key: catalogKey({ topic: 'products', store_id: storeId, product_id: productId }), value: null, versionMs: 0 };
+  },
+  collection(c: CatalogCollection): OutRecord {
+    return {
+      topic: 'collections',
+      storeId: c.store_id,
+      key: catalogKey({ topic: 'collections', store_id: c.store_id, collection_id: c.collection_id, members: c.record_type === 'members' }),
+      value: c,
+      versionMs: ms(c.updated_at),
+    };
+  },
+  /** a deleted collection: tombstones for its metadata and its membership */
+  collectionDeleted(storeId: string, collectionId: string): OutRecord[] {
+    return [false, true].map((members) => ({
+      topic: 'collections' as const,
+      storeId,
+      key: catalogKey({ topic: 'collections', store_id: storeId, collection_id: collectionId, members }),
+      value: null,
+      versionMs: 0,
+    }));
+  },
+  content(c: CatalogContent): OutRecord {
+    return {
+      topic: 'content',
+      storeId: c.store_id,
+      key: catalogKey({ topic: 'content', store_id: c.store_id, content_type: c.content_type, content_id: c.content_id }),
+      value: c,
+      versionMs: ms(c.updated_at),
+    };
+  },
+  contentDeleted(storeId: string, contentType: 'article' | 'page', contentId: string): OutRecord {
+    return { topic: 'content', storeId, key: catalogKey({ topic: 'content', store_id: storeId, content_type: contentType, content_id: contentId }), value: null, versionMs: 0 };
+  },
+  inventory(l: CatalogInventoryLevel): OutRecord {
+    return {
+      topic: 'inventory',
+      storeId: l.store_id,
+      key: catalogKey({ topic: 'inventory', store_id: l.store_id, inventory_item_id: l.inventory_item_id, variant_id: l.variant_id, location_id: l.location_id }),
+      value: l,
+      versionMs: ms(l.updated_at),
+    };
+  },
+  inventoryDeleted(storeId: string, ref: { inventory_item_id: string | null; variant_id: string | null; location_id: string }): OutRecord {
+    return { topic: 'inventory', storeId, key: catalogKey({ topic: 'inventory', store_id: storeId, ...ref }), value: null, versionMs: 0 };
+  },
+  pricing(p: CatalogPricing): OutRecord {
+    const key =
+      p.record_type === 'price' && p.price
+        ? catalogKey({ topic: 'price', store_id: p.store_id, price_list_id: p.price.price_list_id, variant_id: p.price.variant_id })
+        : catalogKey({ topic: 'b2b_catalog', store_id: p.store_id, catalog_id: p.catalog?.catalog_id ?? '' });
+    return { topic: 'pricing', storeId: p.store_id, key, value: p, versionMs: ms(p.updated_at) };
+  },
+  priceDeleted(storeId: string, priceListId: string, variantId: string): OutRecord {
+    return { topic: 'pricing', storeId, key: catalogKey({ topic: 'price', store_id: storeId, price_list_id: priceListId, variant_id: variantId }), value: null, versionMs: 0 };
+  },
+  b2bCatalogDeleted(storeId: string, catalogId: string): OutRecord {
+    return { topic: 'pricing', storeId, key: catalogKey({ topic: 'b2b_catalog', store_id: storeId, catalog_id: catalogId }), value: null, versionMs: 0 };
+  },
+  order(o: Order): OutRecord {
+    // the key the orders topic documents (store_id + order_id); orders are never tombstoned
+    return { topic: 'orders', storeId: o.store_id, key: `${o.store_id}:${o.order_id}`, value: o, versionMs: ms(o.updated_at ?? o.created_at) };
+  },
+};

@@ -1,0 +1,193 @@
+// The request-event emitter used by the storefront read API: one request event per API request, into
+// `storefront.requests.v1`. It never blocks or fails a response: `emit` encodes the event and appends
+// it to a bounded in-memory buffer (or drops it, counted, when the buffer is full) and returns; a
+// background loop sends the buffer in batches through an idempotent producer (acks=all).
+//
+// Request events are analytics, not the shopper's data: when Kafka is away they wait in the buffer
+// (bounded), and what does not fit is dropped and counted rather than slowing the read API down.
+import type { Kafka, Message, Producer } from 'kafkajs';
+import { createIdempotentProducer } from './kafka.ts';
+import type { Logger } from './logger.ts';
+import { counter, gauge } from './metrics.ts';
+
+export { deviceTypeFromUserAgent, type DeviceType } from './enrich.ts';
+
+/** the part of the Avro value codec (schemas/codec.ts) the emitter uses */
+export interface ValueEncoder {
+  encode(topic: string, value: unknown): Buffer;
+}
+
+export interface RequestEventEmitterOptions<E> {
+  kafka: Kafka;
+  codec: ValueEncoder;
+  /** physical topic name (topicName(config, TOPICS.requests.name)) */
+  topic: string;
+  logger: Logger;
+  /** events held in memory at most; beyond that new events are dropped (default 10 000) */
+  maxBuffer?: number;
+  /** send when this many are buffered (default 500) … */
+  batchSize?: number;
+  /** … or this long after the first buffered event (default 50 ms) */
+  lingerMs?: number;
+  /** record key; default: store_id + (session_id | device_id | request_id) */
+  key?: (event: E) => string;
+  /** an already created producer (tests); default: an idempotent producer on `kafka` */
+  producer?: Producer;
+}
+
+export interface RequestEventEmitter<E> {
+  /** never throws, never waits */
+  emit(event: E): void;
+  /** events buffered and not yet acknowledged */
+  readonly buffered: number;
+  /** send what is buffered (bounded wait), then disconnect */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+const emittedTotal = () => counter('request_events_emitted_total', 'Request events acknowledged by Kafka');
+const droppedTotal = () =>
+  counter('request_events_dropped_total', 'Request events discarded (buffer_full, encode_error, shutdown)', ['reason']);
+const failedTotal = () => counter('request_events_failed_total', 'Request events in produce calls that failed (they are retried while they fit the buffer)');
+const bufferedGauge = () => gauge('request_events_buffered', 'Request events waiting in the emitter buffer');
+
+function defaultKey(e: unknown): string {
+  const o = (e ?? {}) as Record<string, unknown>;
+  const part = o.session_id ?? o.sessionId ?? o.device_id ?? o.deviceId ?? o.request_id ?? o.requestId ?? '';
+  return `${String(o.store_id ?? o.storeId ?? '')}:${String(part)}`;
+}
+
+export function createRequestEventEmitter<E = Record<string, unknown>>(opts: RequestEventEmitterOptions<E>): RequestEventEmitter<E> {
+  const maxBuffer = opts.maxBuffer ?? 10_000;
+  const batchSize = opts.batchSize ?? 500;
+  const lingerMs = opts.lingerMs ?? 50;
+  const keyOf = opts.key ?? (defaultKey as (e: E) => string);
+  const { logger, codec, topic } = opts;
+  const producer = opts.producer ?? createIdempotentProducer(opts.kafka, { retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 } });
+  const emitted = emittedTotal();
+  const dropped = droppedTotal();
+  const failed = failedTotal();
+  const depth = bufferedGauge();
+
+  let buffer: Message[] = [];
+  let inFlight = 0;
+  let sending = false;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  let connected = false;
+  let backoffMs = 0;
+  let lastFailureLog = 0;
+
+  producer.on(producer.events.DISCONNECT, () => {
+    connected = false;
+  });
+
+  function schedule(delay: number) {
+    if (timer || sending || closed) return;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void flush();
+    }, delay);
+    timer.unref();
+  }
+
+  async function flush(): Promise<void> {
+    if (sending || buffer.length === 0) return;
+    sending = true;
+    const batch = buffer.length <= batchSize * 4 ? buffer : buffer.slice(0, batchSize * 4);
+    buffer = batch === buffer ? [] : buffer.slice(batch.length);
+    inFlight = batch.length;
+    try {
+      if (!connected) {
+        await producer.connect();
+        connected = true;
+      }
+      await producer.send({ topic, messages: batch, acks: -1 });
+      emitted.inc(batch.length);
+      backoffMs = 0;
+    } catch (err) {
+      failed.inc(batch.length);
+      // keep what still fits, oldest first; drop the rest (counted)
+      const room = Math.max(0, maxBuffer - buffer.length);
+      const keep = batch.slice(0, room);
+      if (batch.length > keep.length) dropped.inc({ reason: 'buffer_full' }, batch.length - keep.length);
+      buffer = keep.concat(buffer);
+      backoffMs = Math.min(Math.max(backoffMs * 2, 200), 5_000);
+      const now = Date.now();
+      if (now - lastFailureLog > 10_000) {
+        lastFailureLog = now;
+        logger.warn({ err: (err as Error).message, buffered: buffer.length }, 'request events: produce failed, will retry');
+      }
+    } finally {
+      inFlight = 0;
+      sending = false;
+      depth.set(buffer.length);
+    }
+    if (buffer.length > 0 && !closed) schedule(backoffMs || (buffer.length >= batchSize ? 0 : lingerMs));
+  }
+
+  return {
+    get buffered() {
+      return buffer.length + inFlight;
+    },
+    emit(event) {
+      try {
+        if (closed) {
+          dropped.inc({ reason: 'shutdown' });
+          return;
+        }
+        if (buffer.length + inFlight >= maxBuffer) {
+          dropped.inc({ reason: 'buffer_full' });
+          return;
+        }
+        let value: Buffer;
+        let key: string;
+        try {
+          value = codec.encode(topic, event);
+          key = keyOf(event);
+        } catch (err) {
+          dropped.inc({ reason: 'encode_error' });
+          logger.warn({ err: (err as Error).message }, 'request event could not be encoded; dropped');
+          return;
+        }
+        buffer.push({ key, value });
+        depth.set(buffer.length);
+        if (buffer.length >= batchSize && !sending && backoffMs === 0) {
+          if (timer) {
+            clearTimeout(timer);
+            timer = undefined;
+          }
+          void flush();
+        } else {
+          schedule(backoffMs || lingerMs);
+        }
+      } catch {
+        // emit must never fail a response, whatever happens above (metrics, logger, …)
+      }
+    },
+    async close(timeoutMs = 5_000) {
+      if (timer) {
+        clearTimeout(timer);
+        timer = undefined;
+      }
+      const deadline = Date.now() + timeoutMs;
+      backoffMs = 0;
+      while ((buffer.length > 0 || sending) && Date.now() < deadline) {
+        if (!sending) await flush();
+        else await new Promise((r) => setTimeout(r, 5));
+        if (buffer.length > 0 && backoffMs > 0) await new Promise((r) => setTimeout(r, Math.min(backoffMs, Math.max(0, deadline - Date.now()))));
+      }
+      closed = true;
+      if (timer) {
+        clearTimeout(timer);
+        timer = undefined;
+      }
+      if (buffer.length > 0) {
+        dropped.inc({ reason: 'shutdown' }, buffer.length);
+        logger.warn({ dropped: buffer.length }, 'request events: dropped at shutdown (Kafka unavailable)');
+        buffer = [];
+        depth.set(0);
+      }
+      if (connected) await producer.disconnect().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,525 @@
+// The store-config projection: consumes the compacted topic `stores.config.v1` from the beginning into
+// memory and answers `StoreDirectory` (token → store, store configuration). Optionally it also projects
+// every record into ClickHouse (`store_config`, migrations 0200/0201) for analysts.
+//
+// - One kafkajs consumer per process with a unique group id, `fromBeginning`, no offset commits: every
+//   process rebuilds the full state from the compacted log at start (small: configuration only).
+// - `ready()` resolves once the consumed position reached the high watermarks read at call time.
+// - Tokens: a Map from SHA-256(token) hex → token; the match is confirmed with crypto.timingSafeEqual on
+//   the digest bytes. Tokens themselves never reach the log or memory.
+// - The ClickHouse sink is decoupled from the in-memory state: memory is updated first (visibility is
+//   what services wait on), rows are queued and inserted in batches with a dedup token derived from
+//   (topic, partition, first offset, last offset); at start the sink skips offsets already in the table.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
+import { ulid } from 'ulid';
+import type { Db } from '../../clickhouse/client.ts';
+import {
+  CONFIG_SCHEMAS,
+  type ConfigKind,
+  type ConfigPayload,
+  isConfigKind,
+  itemIdOf,
+  parseConfigKey,
+} from '../../schemas/config.ts';
+import type { Logger } from '../common/logger.ts';
+import { counter, gauge } from '../common/metrics.ts';
+import type { AuthResult, ConfigChange, StoreDirectory, StoreRecord } from './api.ts';
+import type { EnvelopeCodec } from './codec.ts';
+import { ensureConfigTopic } from './topic.ts';
+
+const MAX_TOKEN_LENGTH = 512;
+
+const recordsApplied = counter('store_config_records_total', 'stores.config.v1 records applied by the directory', ['result']);
+const positionGauge = gauge('store_config_position', 'next offset the store-config directory will read', ['partition']);
+const sinkRows = counter('store_config_sink_rows_total', 'store_config rows inserted into ClickHouse');
+const sinkErrors = counter('store_config_sink_errors_total', 'failed store_config ClickHouse inserts (retried)');
+
+interface Item {
+  version: string;
+  writtenAt: number;
+  offset: string;
+  value: unknown;
+}
+
+interface StoreState {
+  record?: StoreRecord;
+  items: Map<ConfigKind, Map<string, Item>>;
+}
+
+export interface DirectoryOptions {
+  kafka: Kafka;
+  /** physical topic name (prefixed) */
+  topic: string;
+  codec: EnvelopeCodec;
+  logger: Logger;
+  /** project into ClickHouse table store_config as well */
+  db?: Db;
+  /** consumer group id prefix; a unique suffix is added per instance */
+  groupIdPrefix?: string;
+  /** create the topic when it does not exist (default true) */
+  ensureTopic?: boolean;
+}
+
+interface SinkRow {
+  store_id: string;
+  kind: string;
+  item_id: string;
+  version: string;
+  written_at: string;
+  deleted: number;
+  payload: string;
+  partition: number;
+  offset: string;
+}
+
+export class ConfigDirectory implements StoreDirectory {
+  private readonly opts: DirectoryOptions;
+  private readonly log: Logger;
+  private readonly stores = new Map<string, StoreState>();
+  /** sha256 hex → token owner */
+  private readonly tokens = new Map<string, { storeId: string; tokenId: string; digest: Buffer }>();
+  /** `${storeId}|${tokenId}` → sha256 hex, to drop the previous hash when a token record changes */
+  private readonly tokenHashById = new Map<string, string>();
+  /** partition → next offset to read */
+  private readonly positions = new Map<number, bigint>();
+  private readonly waiters = new Set<() => void>();
+  private readonly listeners = new Set<(c: ConfigChange) => void>();
+  private consumer?: Consumer;
+  private admin?: Admin;
+  private started = false;
+  private stopped = false;
+  private failure?: Error;
+  // ClickHouse sink
+  private sinkQueue: SinkRow[] = [];
+  private sinkFrom = new Map<number, bigint>();
+  private sinkLoop?: Promise<void>;
+  private sinkWake?: () => void;
+
+  constructor(opts: DirectoryOptions) {
+    this.opts = opts;
+    this.log = opts.logger.child({ component: 'store-config-directory' });
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const { kafka, topic } = this.opts;
+    if (this.opts.ensureTopic !== false) await ensureConfigTopic(kafka, topic, this.log);
+    if (this.opts.db) {
+      const rows = await this.opts.db.query<{ partition: number; next: string }>(
+        'SELECT `partition`, toString(max(`offset`) + 1) AS next FROM store_config GROUP BY `partition`',
+      );
+      for (const r of rows) this.sinkFrom.set(Number(r.partition), BigInt(r.next));
+      this.sinkLoop = this.runSink();
+    }
+    const groupId = `${this.opts.groupIdPrefix ?? 'store-config-directory'}-${ulid()}`;
+    const consumer = kafka.consumer({
+      groupId,
+      maxWaitTimeInMs: 250,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      allowAutoTopicCreation: false,
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.CRASH, (e) => {
+      const err = e.payload.error;
+      this.log.error({ err, restart: e.payload.restart }, 'store-config consumer crashed');
+      if (!e.payload.restart) this.fail(err);
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: true,
+      eachBatch: (payload) => this.onBatch(payload),
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    try {
+      await this.consumer?.disconnect();
+    } catch (err) {
+      this.log.warn({ err }, 'store-config consumer disconnect failed');
+    }
+    await this.admin?.disconnect().catch(() => undefined);
+    this.sinkWake?.();
+    await this.sinkLoop;
+    for (const w of this.waiters) w();
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // consuming
+
+  private async onBatch({ batch, heartbeat }: EachBatchPayload): Promise<void> {
+    const partition = batch.partition;
+    for (const message of batch.messages) {
+      // a rejoin without committed offsets starts over from the beginning: never apply a record twice
+      // (that would briefly bring back older values, e.g. a revoked token)
+      if (BigInt(message.offset) < this.position(partition)) continue;
+      await this.applyRecord(partition, message.offset, message.key, message.value, message.timestamp);
+      this.positions.set(partition, BigInt(message.offset) + 1n);
+    }
+    positionGauge.set({ partition: String(partition) }, Number(this.positions.get(partition) ?? 0n));
+    this.notify();
+    await heartbeat();
+  }
+
+  /** Apply one record to the in-memory state (and queue it for ClickHouse). Exposed for replay tools. */
+  async applyRecord(partition: number, offset: string, keyBuf: Buffer | null, valueBuf: Buffer | null, timestamp: string): Promise<void> {
+    const key = keyBuf ? parseConfigKey(keyBuf.toString('utf8')) : undefined;
+    if (!key || !isConfigKind(key.kind)) {
+      recordsApplied.inc({ result: 'bad_key' });
+      this.log.warn({ partition, offset, key: keyBuf?.toString('utf8') }, 'store-config record with an unusable key skipped');
+      return;
+    }
+    const kind = key.kind;
+    if (valueBuf === null) {
+      this.remove(key.storeId, kind, key.itemId);
+      this.queueSink({
+        store_id: key.storeId,
+        kind,
+        item_id: key.itemId,
+        version: '',
+        written_at: chTime(Number(timestamp)),
+        deleted: 1,
+        payload: '',
+        partition,
+        offset,
+      });
+      recordsApplied.inc({ result: 'tombstone' });
+      this.emit({ storeId: key.storeId, kind, itemId: key.itemId, deleted: true, offset });
+      return;
+    }
+    let value: unknown;
+    let envelope: { store_id: string; kind: string; item_id: string; version: string; written_at: number; payload_json: string };
+    try {
+      envelope = await this.opts.codec.decode(valueBuf);
+      if (envelope.store_id !== key.storeId || envelope.kind !== kind || envelope.item_id !== key.itemId) {
+        throw new Error(`envelope names ${envelope.store_id}|${envelope.kind}|${envelope.item_id}`);
+      }
+      value = (CONFIG_SCHEMAS[kind] as { parse(v: unknown): unknown }).parse(JSON.parse(envelope.payload_json));
+      if (itemIdOf(kind, value as never) !== key.itemId) throw new Error(`payload names item ${itemIdOf(kind, value as never)}`);
+      if (kind === 'store' && (value as { store_id: string }).store_id !== key.storeId) throw new Error('payload names another store');
+    } catch (err) {
+      // The registry being unreachable is not the record's fault: fail the batch, kafkajs retries it
+      // (records already applied are skipped on the retry).
+      if (isTransient(err)) throw err;
+      // A record that does not decode or validate is skipped (every process would skip it alike); the
+      // previous state of the item stays. The writer validates before producing, so this means a
+      // foreign producer or an incompatible schema change.
+      recordsApplied.inc({ result: 'invalid' });
+      this.log.error({ err, partition, offset, key: `${key.storeId}|${kind}|${key.itemId}` }, 'invalid store-config record skipped');
+      return;
+    }
+    this.put(key.storeId, kind, key.itemId, { version: envelope.version, writtenAt: envelope.written_at, offset, value });
+    this.queueSink({
+      store_id: key.storeId,
+      kind,
+      item_id: key.itemId,
+      version: envelope.version,
+      written_at: chTime(envelope.written_at),
+      deleted: 0,
+      payload: JSON.stringify(forAnalysts(kind, value)),
+      partition,
+      offset,
+    });
+    recordsApplied.inc({ result: 'applied' });
+    this.emit({ storeId: key.storeId, kind, itemId: key.itemId, deleted: false, offset });
+  }
+
+  private state(storeId: string): StoreState {
+    let s = this.stores.get(storeId);
+    if (!s) {
+      s = { items: new Map() };
+      this.stores.set(storeId, s);
+    }
+    return s;
+  }
+
+  private put(storeId: string, kind: ConfigKind, itemId: string, item: Item): void {
+    const s = this.state(storeId);
+    let m = s.items.get(kind);
+    if (!m) {
+      m = new Map();
+      s.items.set(kind, m);
+    }
+    m.set(itemId, item);
+    if (kind === 'store') s.record = toStoreRecord(item.value as ConfigPayload<'store'>);
+    if (kind === 'access_token') {
+      const t = item.value as ConfigPayload<'access_token'>;
+      this.dropToken(storeId, itemId);
+      if (!t.revoked_at) {
+        this.tokens.set(t.sha256, { storeId, tokenId: t.token_id, digest: Buffer.from(t.sha256, 'hex') });
+        this.tokenHashById.set(`${storeId}|${itemId}`, t.sha256);
+      }
+    }
+  }
+
+  private remove(storeId: string, kind: ConfigKind, itemId: string): void {
+    const s = this.stores.get(storeId);
+    if (!s) return;
+    s.items.get(kind)?.delete(itemId);
+    if (kind === 'store') s.record = undefined;
+    if (kind === 'access_token') this.dropToken(storeId, itemId);
+    if (!s.record && [...s.items.values()].every((m) => m.size === 0)) this.stores.delete(storeId);
+  }
+
+  private dropToken(storeId: string, tokenId: string): void {
+    const k = `${storeId}|${tokenId}`;
+    const hash = this.tokenHashById.get(k);
+    if (hash) {
+      const owner = this.tokens.get(hash);
+      if (owner && owner.storeId === storeId && owner.tokenId === tokenId) this.tokens.delete(hash);
+      this.tokenHashById.delete(k);
+    }
+  }
+
+  private emit(change: ConfigChange): void {
+    for (const l of this.listeners) {
+      try {
+        l(change);
+      } catch (err) {
+        this.log.error({ err }, 'store-config change listener failed');
+      }
+    }
+  }
+
+  private notify(): void {
+    for (const w of [...this.waiters]) w();
+  }
+
+  private fail(err: Error): void {
+    this.failure = err;
+    this.notify();
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // ClickHouse sink
+
+  private queueSink(row: SinkRow): void {
+    if (!this.opts.db) return;
+    const from = this.sinkFrom.get(row.partition);
+    if (from !== undefined && BigInt(row.offset) < from) return;
+    this.sinkQueue.push(row);
+    this.sinkWake?.();
+  }
+
+  private async runSink(): Promise<void> {
+    const db = this.opts.db as Db;
+    let backoff = 200;
+    while (true) {
+      if (this.sinkQueue.length === 0) {
+        if (this.stopped) return;
+        await new Promise<void>((r) => {
+          this.sinkWake = r;
+          setTimeout(r, 1_000).unref();
+        });
+        continue;
+      }
+      // a batch never spans partitions, so its dedup token names one offset range
+      const partition = this.sinkQueue[0].partition;
+      let n = 0;
+      while (n < this.sinkQueue.length && n < 5_000 && this.sinkQueue[n].partition === partition) n++;
+      const rows = this.sinkQueue.slice(0, n);
+      const token = `${this.opts.topic}-${partition}-${rows[0].offset}-${rows[rows.length - 1].offset}`;
+      try {
+        await db.insert('store_config', rows, { dedupToken: token });
+        this.sinkQueue.splice(0, n);
+        this.sinkFrom.set(partition, BigInt(rows[rows.length - 1].offset) + 1n);
+        sinkRows.inc(n);
+        backoff = 200;
+      } catch (err) {
+        sinkErrors.inc();
+        this.log.warn({ err, rows: n, token }, 'store_config insert failed; retrying');
+        if (this.stopped) return;
+        await new Promise((r) => setTimeout(r, backoff).unref());
+        backoff = Math.min(backoff * 2, 10_000);
+      }
+    }
+  }
+
+  /** resolves when every record queued so far is in ClickHouse (tests, shutdown) */
+  async sinkFlushed(timeoutMs = 30_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.sinkQueue.length > 0) {
+      if (Date.now() > deadline) return false;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return true;
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // progress
+
+  /** next offset to read in a partition (0 when nothing was read) */
+  position(partition = 0): bigint {
+    return this.positions.get(partition) ?? 0n;
+  }
+
+  /** true once the record at `offset` in `partition` is applied */
+  hasApplied(partition: number, offset: bigint | string | number): boolean {
+    return this.position(partition) > BigInt(offset);
+  }
+
+  /** wait until the record at `offset` is applied; false on timeout */
+  async waitForOffset(partition: number, offset: bigint | string | number, timeoutMs = 10_000): Promise<boolean> {
+    return this.waitUntil(() => this.hasApplied(partition, offset), timeoutMs);
+  }
+
+  private waitUntil(cond: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (cond()) return Promise.resolve(true);
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (this.failure) {
+          done();
+          reject(this.failure);
+        } else if (cond()) {
+          done();
+          resolve(true);
+        } else if (this.stopped) {
+          done();
+          resolve(false);
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        resolve(cond());
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.delete(check);
+      };
+      this.waiters.add(check);
+    });
+  }
+
+  async ready(timeoutMs = 60_000): Promise<void> {
+    if (!this.started) throw new Error('store directory not started');
+    if (!this.admin) {
+      const admin = this.opts.kafka.admin();
+      await admin.connect();
+      this.admin = admin;
+    }
+    const highs = await this.admin.fetchTopicOffsets(this.opts.topic);
+    const caughtUp = () =>
+      highs.every((h) => BigInt(h.high) <= BigInt(h.low) || this.position(h.partition) >= BigInt(h.high));
+    if (!(await this.waitUntil(caughtUp, timeoutMs))) {
+      throw new Error(`store directory did not catch up with ${this.opts.topic} within ${timeoutMs} ms`);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------------
+  // StoreDirectory
+
+  authenticate(token: string | undefined | null): AuthResult {
+    if (typeof token !== 'string' || token.trim() === '') {
+      return { ok: false, status: 401, code: 'missing_token', message: 'X-Storefront-Access-Token is required' };
+    }
+    const invalid: AuthResult = { ok: false, status: 401, code: 'invalid_token', message: 'the access token is not valid' };
+    if (token.length > MAX_TOKEN_LENGTH) return invalid;
+    const digest = createHash('sha256').update(token, 'utf8').digest();
+    const owner = this.tokens.get(digest.toString('hex'));
+    if (!owner || !timingSafeEqual(owner.digest, digest)) return invalid;
+    const store = this.stores.get(owner.storeId)?.record;
+    if (!store) return invalid;
+    if (store.status === 'suspended') {
+      return { ok: false, status: 402, code: 'store_suspended', message: 'the store is suspended' };
+    }
+    return { ok: true, store };
+  }
+
+  getStore(storeId: string): StoreRecord | undefined {
+    return this.stores.get(storeId)?.record;
+  }
+
+  listStores(): StoreRecord[] {
+    const out: StoreRecord[] = [];
+    for (const s of this.stores.values()) if (s.record) out.push(s.record);
+    return out.sort((a, b) => a.storeId.localeCompare(b.storeId));
+  }
+
+  getConfig<K extends string>(storeId: string, kind: K): unknown[] {
+    if (!isConfigKind(kind)) return [];
+    return this.items(storeId, kind);
+  }
+
+  /** Every live item of a kind, typed, in item-id order (expired previews left out). */
+  items<K extends ConfigKind>(storeId: string, kind: K): ConfigPayload<K>[] {
+    const m = this.stores.get(storeId)?.items.get(kind);
+    if (!m) return [];
+    const now = Date.now();
+    const out: ConfigPayload<K>[] = [];
+    for (const id of [...m.keys()].sort()) {
+      const v = m.get(id)?.value as ConfigPayload<K>;
+      if (kind === 'merch_preview' && Date.parse((v as ConfigPayload<'merch_preview'>).expires_at) <= now) continue;
+      out.push(v);
+    }
+    return out;
+  }
+
+  /** One item by id (expired previews are undefined). */
+  item<K extends ConfigKind>(storeId: string, kind: K, itemId: string): ConfigPayload<K> | undefined {
+    const v = this.stores.get(storeId)?.items.get(kind)?.get(itemId)?.value as ConfigPayload<K> | undefined;
+    if (v && kind === 'merch_preview' && Date.parse((v as ConfigPayload<'merch_preview'>).expires_at) <= Date.now()) return undefined;
+    return v;
+  }
+
+  /** ids of merchandising previews that have expired but are not deleted yet */
+  expiredPreviewIds(storeId: string): string[] {
+    const m = this.stores.get(storeId)?.items.get('merch_preview');
+    if (!m) return [];
+    const now = Date.now();
+    return [...m.entries()].filter(([, it]) => Date.parse((it.value as ConfigPayload<'merch_preview'>).expires_at) <= now).map(([id]) => id);
+  }
+
+  /** Item metadata: version (ULID of the write), when it was written, its offset. */
+  itemMeta(storeId: string, kind: ConfigKind, itemId: string): { version: string; writtenAt: number; offset: string } | undefined {
+    const it = this.stores.get(storeId)?.items.get(kind)?.get(itemId);
+    return it ? { version: it.version, writtenAt: it.writtenAt, offset: it.offset } : undefined;
+  }
+
+  /** Subscribe to applied changes (rebuild per-store indexes); returns the unsubscribe function. */
+  onChange(listener: (change: ConfigChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** The analysts' copy leaves secrets out: webhook secrets and token hashes. */
+function forAnalysts(kind: ConfigKind, value: unknown): unknown {
+  if (kind === 'webhook_secret') return { ...(value as object), secret: '[redacted]' };
+  if (kind === 'access_token') return { ...(value as object), sha256: '[redacted]' };
+  return value;
+}
+
+function isTransient(err: unknown): boolean {
+  const e = err as { name?: string; status?: number };
+  return e?.name === 'RegistryError' && (e.status === 0 || (e.status ?? 0) >= 500 || e.status === 429);
+}
+
+function chTime(ms: number): string {
+  const d = new Date(Number.isFinite(ms) ? ms : 0);
+  return d.toISOString().replace('T', ' ').replace('Z', '');
+}
+
+export function toStoreRecord(s: ConfigPayload<'store'>): StoreRecord {
+  return {
+    storeId: s.store_id,
+    name: s.name,
+    status: s.status,
+    primaryMarket: s.primary_market,
+    marketMode: s.market_mode,
+    autocompleteMode: s.autocomplete_mode,
+    mediaPreloads: {
+      enabled: s.media_preloads.enabled,
+      srcsetSizes: s.media_preloads.srcset_sizes,
+      rewriteDomain: s.media_preloads.rewrite_domain,
+      rewriteUrls: s.media_preloads.rewrite_urls,
+    },
+    brandPrompt: s.brand_prompt,
+    createdAt: s.created_at,
+  };
+}

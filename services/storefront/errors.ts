@@ -1,0 +1,84 @@
+// The storefront API's one error body: `{ error: { code, message, fields: [{ path, message }] } }`.
+// Every 4xx the API answers (auth, validation, Fastify's own parse/size/content-type errors, 404, 429)
+// uses it, so clients branch on `error.code` and show `fields[].path`.
+import type { FastifyError, FastifyReply } from 'fastify';
+import type { z } from 'zod';
+import type { ErrorBody, ErrorCode } from '../../schemas/storefront.ts';
+
+export class StorefrontError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly fields: { path: string; message: string }[];
+  readonly headers: Record<string, string>;
+  constructor(status: number, code: ErrorCode, message: string, fields: { path: string; message: string }[] = [], headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'StorefrontError';
+    this.status = status;
+    this.code = code;
+    this.fields = fields;
+    this.headers = headers;
+  }
+}
+
+export function errorBody(code: ErrorCode, message: string, fields: { path: string; message: string }[] = []): ErrorBody {
+  return { error: { code, message, fields } };
+}
+
+/** `['context', 'productsInCart', 0, 'price']` → `context.productsInCart[0].price` (prefixed by `base`) */
+export function formatPath(path: readonly PropertyKey[], base = ''): string {
+  let out = base;
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else out += out === '' ? String(seg) : `.${String(seg)}`;
+  }
+  return out;
+}
+
+/** zod issues → field list (unrecognized-key issues cannot occur: unknown keys are stripped) */
+export function zodFields(error: z.ZodError, base = ''): { path: string; message: string }[] {
+  return error.issues.map((i) => ({ path: formatPath(i.path, base), message: i.message }));
+}
+
+export function validationError(error: z.ZodError, base = ''): StorefrontError {
+  return new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', zodFields(error, base));
+}
+
+export function sendError(reply: FastifyReply, err: StorefrontError): FastifyReply {
+  for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+  return reply.code(err.status).type('application/json; charset=utf-8').send(errorBody(err.code, err.message, err.fields));
+}
+
+/**
+ * Fastify's and its content-type parser's own errors → the same body. Bad input is always a 4xx:
+ * invalid JSON → 422 (the spec's "invalid body"), body too large → 413, unsupported content type → 415.
+ */
+export function fromFastifyError(err: FastifyError): StorefrontError {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new StorefrontError(422, 'invalid_json', 'The body is not valid JSON.', [{ path: '', message: err.message }]);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new StorefrontError(422, 'invalid_json', 'The body is empty; send a JSON object (at least {}).', [{ path: '', message: err.message }]);
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new StorefrontError(413, 'payload_too_large', 'The body exceeds the size limit.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new StorefrontError(415, 'unsupported_media_type', 'Send the body as Content-Type: application/json.');
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new StorefrontError(415, 'unsupported_media_type', 'Content-Type is missing or malformed.');
+    default:
+      break;
+  }
+  // SyntaxError from a JSON parser, or any other client error Fastify classifies with a 4xx status
+  if (err instanceof SyntaxError) {
+    return new StorefrontError(422, 'invalid_json', 'The body is not valid JSON.', [{ path: '', message: err.message }]);
+  }
+  const status = err.statusCode ?? 500;
+  if (status === 413) return new StorefrontError(413, 'payload_too_large', 'The body exceeds the size limit.');
+  if (status === 415) return new StorefrontError(415, 'unsupported_media_type', err.message);
+  if (status === 406) return new StorefrontError(406, 'not_acceptable', err.message);
+  if (status === 404) return new StorefrontError(404, 'not_found', err.message);
+  if (status === 405) return new StorefrontError(405, 'method_not_allowed', err.message);
+  if (status >= 400 && status < 500) return new StorefrontError(422, 'validation_failed', err.message, [{ path: '', message: err.message }]);
+  if (status === 503) return new StorefrontError(503, 'unavailable', 'Temporarily unavailable; retry shortly.', [], { 'retry-after': '1' });
+  return new StorefrontError(500, 'internal_error', 'Internal error.');
+}

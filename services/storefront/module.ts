@@ -1,0 +1,98 @@
+// The storefront read API as a module of the app: /api/storefront/v1 on the app's HTTP server, with its
+// request-event emitter, its Redis rate limiter and the autocomplete index fed from the trending
+// aggregate. Starts after the store-config module (it authenticates through the store directory) and
+// the streams module (the trending aggregate it loads).
+import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
+import { createValueCodec } from '../../schemas/codec.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import type { AppContext, AppModule } from '../app/context.ts';
+import { ensureTopics } from '../beacon/topics.ts';
+import { topicName } from '../common/config.ts';
+import { loadGeoDatabase, parseTrustedProxies } from '../common/enrich.ts';
+import { counter, gauge } from '../common/metrics.ts';
+import { createRedis } from '../common/redis.ts';
+import { createRequestEventEmitter } from '../common/request-events.ts';
+import { storeDirectory } from '../store-config/module.ts';
+import { TrendingFeed } from './autocomplete/feed.ts';
+import { AutocompleteIndex } from './autocomplete/index.ts';
+import { loadTrendingCells } from './autocomplete/load.ts';
+import { STOREFRONT_PREFIX, storefrontPlugin } from './plugin.ts';
+import { createRateLimiter } from './rate-limit.ts';
+import { StoreViews } from './store-view.ts';
+
+export const storefrontModule: AppModule = {
+  name: 'storefront',
+  async start(ctx: AppContext) {
+    const { config } = ctx;
+    const log = ctx.logger.child({ module: 'storefront' });
+    const directory = storeDirectory(ctx);
+    loadGeoDatabase();
+
+    // request events
+    const requestsTopic = topicName(config, TOPICS.requests.name);
+    await ensureTopics(ctx.kafka, [{ key: 'requests', name: requestsTopic }], log);
+    const codec = createValueCodec({ registryUrl: config.schemaRegistryUrl });
+    await codec.register(requestsTopic, VALUE_SCHEMAS.requests);
+    const emitter = createRequestEventEmitter({ kafka: ctx.kafka, codec, topic: requestsTopic, logger: log });
+    ctx.onClose(() => emitter.close());
+
+    // autocomplete index: full load from ClickHouse, live deltas from agg:trending
+    const index = new AutocompleteIndex({ minRegionQueries: config.AUTOCOMPLETE_REGION_MIN_QUERIES });
+    const subscriber = createRedis(config.redisUrl, { connectionName: 'storefront-trending' });
+    subscriber.on('error', (err) => log.warn({ err: err.message }, 'trending subscriber: redis error'));
+    const feed = new TrendingFeed({
+      index,
+      loadCells: (since) => loadTrendingCells(ctx.db, since),
+      subscriber,
+      logger: log,
+      refreshMs: config.AUTOCOMPLETE_REFRESH_MS,
+    });
+    await feed.start().catch((err: Error) => log.warn({ err: err.message }, 'autocomplete: initial load failed; retrying on the refresh interval'));
+    ctx.onClose(async () => {
+      await feed.stop();
+      index.close();
+    });
+    const age = gauge('autocomplete_index_age_seconds', 'Seconds since the autocomplete index was last fully reloaded');
+    const applied = counter('autocomplete_trending_messages_total', 'agg:trending messages applied to the autocomplete index');
+    let lastApplied = 0;
+    const metricsTimer = setInterval(() => {
+      if (feed.lastLoadAt) age.set((Date.now() - feed.lastLoadAt) / 1000);
+      applied.inc(feed.messagesApplied - lastApplied);
+      lastApplied = feed.messagesApplied;
+    }, 5_000);
+    metricsTimer.unref();
+    ctx.onClose(() => clearInterval(metricsTimer));
+    ctx.addReadinessCheck('autocomplete', async () => {
+      if (!feed.lastLoadAt) throw new Error('trending index not loaded yet');
+    });
+
+    const rateLimited = counter('storefront_rate_limit_degraded_total', 'Storefront requests let through because the rate limiter (Redis) failed');
+    const rateLimiter = createRateLimiter(
+      ctx.redis,
+      {
+        storePerSec: config.STOREFRONT_RATE_LIMIT_PER_SEC,
+        storeBurst: config.STOREFRONT_RATE_LIMIT_BURST,
+        ipPerSec: config.STOREFRONT_RATE_LIMIT_PER_IP_PER_SEC,
+        ipBurst: config.STOREFRONT_RATE_LIMIT_PER_IP_BURST,
+        timeoutMs: 50,
+      },
+      () => rateLimited.inc(),
+    );
+
+    const views = new StoreViews(directory);
+    ctx.onClose(() => views.close());
+    await ctx.http.register(storefrontPlugin, {
+      prefix: STOREFRONT_PREFIX,
+      directory,
+      views,
+      rateLimiter,
+      trustedProxies: parseTrustedProxies(config.TRUSTED_PROXIES),
+      bodyLimit: config.STOREFRONT_BODY_LIMIT_BYTES,
+      logger: log,
+      emit: (e) => emitter.emit(e),
+      autocomplete: index,
+      build: config.build,
+    });
+    ctx.announce('storefront API', `http://${config.HOST}:${config.HTTP_PORT}${STOREFRONT_PREFIX}`);
+  },
+};

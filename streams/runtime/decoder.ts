@@ -1,0 +1,28 @@
+// The registry-backed value decoder: Confluent framing + Avro, resolved into the reader schema this code
+// was built against (schemas/avro), so processors read older and newer writer schemas alike.
+import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
+import { CodecError, createValueCodec, type ValueCodec } from '../../schemas/codec.ts';
+import { RegistryError } from '../../schemas/registry-client.ts';
+import type { TopicKey } from '../../schemas/topics.ts';
+import { UndecodableError, type ValueDecoder } from './types.ts';
+
+export function registryDecoder(registryUrl: string, topics: { key: TopicKey; name: string }[], codec?: ValueCodec): ValueDecoder {
+  const c = codec ?? createValueCodec({ registryUrl });
+  for (const { key, name } of topics) {
+    const schema = (VALUE_SCHEMAS as Partial<Record<TopicKey, unknown>>)[key];
+    if (schema) c.useReaderSchema(name, schema as Parameters<ValueCodec['useReaderSchema']>[1]);
+  }
+  return {
+    async decode(buf, topic) {
+      try {
+        const cached = c.decodeCached(buf, topic);
+        return (cached ?? (await c.decode(buf, topic))).value;
+      } catch (err) {
+        // deterministic failures are poison; an unreachable registry is not (the chunk is retried)
+        if (err instanceof CodecError) throw new UndecodableError(err.message);
+        if (err instanceof RegistryError && err.status >= 400 && err.status < 500) throw new UndecodableError(err.message);
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,330 @@
+// The consumer runtime: runs one processor over its topic with the delivery rules of DESIGN §4.
+//
+// Per fetched partition batch, in offset order, for each chunk of at most `maxBatchMessages`:
+//   1. the chunk's [first, last] is cut at a boundary recorded in the batch journal when one exists
+//      (a retry after a crash reproduces the lost attempt exactly), then recorded;
+//   2. decode (Confluent framing + Avro via the registry) and validate (zod); failures go to
+//      `<topic>.dlq` with the reason and the original position in headers, and never block the partition;
+//   3. duplicates by business id are removed (claims.ts);
+//   4. the processor turns the rest into rows per table;
+//   5. each table is written with insert_deduplication_token `${topic}/${partition}/${first}-${last}`
+//      (plus `/${table}` when the processor writes several tables);
+//   6. the processor's after-write hook runs (state saves, notifications);
+//   7. only then the offset `last + 1` is resolved and committed.
+// A crash anywhere before 7 re-reads the same chunk: the writes that already happened are dropped by
+// ClickHouse, the rest happen. On shutdown or rebalance the loop stops between chunks and never commits
+// unwritten data.
+import type { TopicKey } from '../../schemas/topics.ts';
+import { dlqTopic } from '../../schemas/topics.ts';
+import { Claims } from './claims.ts';
+import { BatchJournal } from './journal.ts';
+import { streamMetrics } from './metrics.ts';
+import {
+  type ConsumerClient,
+  type Decoded,
+  type DlqRecord,
+  type ProcessContext,
+  type Processor,
+  type RuntimeDeps,
+  type SourceBatch,
+  type SourceMessage,
+  UndecodableError,
+} from './types.ts';
+
+export interface RunOptions {
+  /** consumer group id; default `streams.<processor>` */
+  groupId?: string;
+  /** physical table suffix: '' (live) or '__shadow' (replay) */
+  tableSuffix?: string;
+  /** namespace for processor state in Redis; default 'live' */
+  stateNamespace?: string;
+  replay?: boolean;
+  lingerMs: number;
+  maxBatchMessages: number;
+  maxBatchBytes: number;
+  dedupHorizonHours: number;
+  sessionTimeoutMs?: number;
+  /** stop consuming each partition at this offset (exclusive); used by replay */
+  stopAt?: Map<number, bigint>;
+}
+
+export function defaultGroupId(processorName: string): string {
+  return `streams.${processorName}`;
+}
+
+const MAX_WRITE_ATTEMPTS = 6;
+
+export class ProcessorRunner<T> {
+  readonly processor: Processor<T>;
+  readonly groupId: string;
+  readonly topic: string;
+  private readonly deps: RuntimeDeps;
+  private readonly opts: RunOptions;
+  private readonly journal: BatchJournal;
+  private readonly claims: Claims;
+  private readonly ctx: ProcessContext;
+  private readonly mode: string;
+  private client: ConsumerClient | undefined;
+  /** next offset to read per partition, as committed by this runner */
+  readonly positions = new Map<number, bigint>();
+  private stopped = false;
+  private paused = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private doneWaiters: (() => void)[] = [];
+
+  constructor(processor: Processor<T>, deps: RuntimeDeps, opts: RunOptions) {
+    this.processor = processor;
+    this.deps = deps;
+    this.opts = opts;
+    this.groupId = opts.groupId ?? defaultGroupId(processor.name);
+    this.topic = deps.topicName(processor.topic as TopicKey);
+    this.journal = new BatchJournal(deps.redis, this.groupId);
+    this.claims = new Claims(deps.redis, opts.dedupHorizonHours);
+    this.mode = opts.replay ? 'replay' : 'live';
+    const suffix = opts.tableSuffix ?? '';
+    const ns = opts.stateNamespace ?? 'live';
+    this.ctx = {
+      db: deps.db,
+      redis: deps.redis,
+      logger: deps.logger.child({ processor: processor.name, mode: this.mode }),
+      table: (name) => `${name}${suffix}`,
+      stateKey: (...parts) => `sd:streams:state:${ns}:${processor.name}:${parts.join(':')}`,
+      replay: opts.replay ?? false,
+    };
+  }
+
+  get logger() {
+    return this.ctx.logger;
+  }
+
+  async start(): Promise<void> {
+    this.client = this.deps.createClient({
+      groupId: this.groupId,
+      topics: [this.topic],
+      fromBeginning: true,
+      lingerMs: this.opts.lingerMs,
+      minBytes: 64 * 1024,
+      maxBytesPerPartition: this.opts.maxBatchBytes,
+      sessionTimeoutMs: this.opts.sessionTimeoutMs ?? 30_000,
+    });
+    await this.client.start((batch) => this.track(this.onBatch(batch)));
+    this.logger.info({ group: this.groupId, topic: this.topic }, 'processor started');
+  }
+
+  private async track(p: Promise<void>): Promise<void> {
+    this.inFlight.add(p);
+    try {
+      await p;
+    } finally {
+      this.inFlight.delete(p);
+    }
+  }
+
+  private async settle(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Stop consuming; the chunk being written finishes and commits, nothing after it is started. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.settle();
+    await this.client?.stop();
+    this.logger.info({ group: this.groupId }, 'processor stopped');
+  }
+
+  /** Pause between chunks and wait for the ones in flight. */
+  async pause(): Promise<void> {
+    this.paused = true;
+    this.client?.pause();
+    await this.settle();
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.client?.resume();
+  }
+
+  committed(): Promise<Map<number, bigint>> {
+    if (!this.client) throw new Error('processor not started');
+    return this.client.committed(this.topic);
+  }
+
+  highWatermarks(): Promise<Map<number, bigint>> {
+    if (!this.client) throw new Error('processor not started');
+    return this.client.highWatermarks(this.topic);
+  }
+
+  /** resolves once every partition in `stopAt` has been committed up to its stop offset */
+  whenDone(): Promise<void> {
+    if (this.isDone()) return Promise.resolve();
+    return new Promise((r) => this.doneWaiters.push(r));
+  }
+
+  private isDone(): boolean {
+    const stopAt = this.opts.stopAt;
+    if (!stopAt) return false;
+    for (const [p, end] of stopAt) if ((this.positions.get(p) ?? -1n) < end) return false;
+    return true;
+  }
+
+  /** move the stop offsets (replay catch-up to the live consumer's position) */
+  extendStopAt(stopAt: Map<number, bigint>) {
+    this.opts.stopAt = new Map(stopAt);
+    this.checkDone();
+  }
+
+  /** note a known starting position (replay: where the group was set to start) */
+  notePosition(partition: number, next: bigint) {
+    this.positions.set(partition, next);
+    this.checkDone();
+  }
+
+  private checkDone() {
+    if (this.doneWaiters.length && this.isDone()) {
+      for (const w of this.doneWaiters.splice(0)) w();
+    }
+  }
+
+  private async onBatch(batch: SourceBatch): Promise<void> {
+    const { topic, partition } = batch;
+    let msgs = batch.messages;
+    const stop = this.opts.stopAt?.get(partition);
+    if (stop !== undefined) msgs = msgs.filter((m) => BigInt(m.offset) < stop);
+    let i = 0;
+    while (i < msgs.length) {
+      if (this.stopped || this.paused || !batch.isActive()) return;
+      const first = BigInt(msgs[i].offset);
+      let end = Math.min(i + this.opts.maxBatchMessages, msgs.length);
+      const recorded = await this.journal.recordedEnd(topic, partition, first);
+      if (recorded !== undefined) {
+        // reproduce the boundaries of an attempt that was begun but not committed
+        let j = i;
+        while (j < msgs.length && BigInt(msgs[j].offset) <= recorded) j++;
+        if (BigInt(msgs[j - 1].offset) < recorded && j === msgs.length) {
+          // this fetch ended before the recorded end: fetch again from `first` (nothing resolved)
+          this.logger.debug({ partition, first: String(first), recorded: String(recorded) }, 'waiting for the journaled batch end');
+          await new Promise((r) => setTimeout(r, 50));
+          return;
+        }
+        end = j;
+      }
+      const chunk = msgs.slice(i, end);
+      const last = BigInt(chunk[chunk.length - 1].offset);
+      if (recorded === undefined) await this.journal.begin(topic, partition, first, last);
+      const t0 = performance.now();
+      await this.processChunk(batch, chunk, first, last);
+      batch.resolve(last.toString());
+      await batch.commit((last + 1n).toString());
+      this.positions.set(partition, last + 1n);
+      const hw = BigInt(batch.highWatermark);
+      streamMetrics.lag.set({ processor: this.processor.name, mode: this.mode, topic, partition: String(partition) }, Number(hw > last ? hw - last - 1n : 0n));
+      streamMetrics.batchSize.observe({ processor: this.processor.name, mode: this.mode }, chunk.length);
+      streamMetrics.batchSeconds.observe({ processor: this.processor.name, mode: this.mode }, (performance.now() - t0) / 1000);
+      const newest = Number(chunk[chunk.length - 1].timestamp);
+      if (Number.isFinite(newest) && !this.opts.replay) {
+        streamMetrics.freshness.observe({ processor: this.processor.name, mode: this.mode }, Math.max(0, Date.now() - newest) / 1000);
+      }
+      this.checkDone();
+      i = end;
+      await batch.heartbeat().catch(() => {});
+    }
+    // everything below the stop offset is written: the partition is done even if offsets had gaps
+    if (stop !== undefined && msgs.length < batch.messages.length) {
+      if ((this.positions.get(partition) ?? -1n) < stop) {
+        this.positions.set(partition, stop);
+        this.checkDone();
+      }
+      // nothing is resolved past the stop offset, so the client would fetch the same records again at
+      // once: slow that loop down until the stop offset is extended or the runner stopped
+      if (msgs.length === 0) await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  private async processChunk(batch: SourceBatch, chunk: SourceMessage[], first: bigint, last: bigint) {
+    const { topic, partition } = batch;
+    const name = this.processor.name;
+    const decoded: Decoded<T>[] = [];
+    const dlq: DlqRecord[] = [];
+    const toDlq = (m: SourceMessage, kind: string, reason: string) => {
+      streamMetrics.dlq.inc({ processor: name, mode: this.mode, reason: kind });
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(m.headers)) if (v !== undefined) headers[k] = v.toString();
+      Object.assign(headers, {
+        'x-dlq-reason': `${kind}: ${reason}`.slice(0, 2000),
+        'x-dlq-original-topic': topic,
+        'x-dlq-original-partition': String(partition),
+        'x-dlq-original-offset': m.offset,
+        'x-dlq-original-timestamp': m.timestamp,
+        'x-dlq-processor': name,
+      });
+      dlq.push({ topic: dlqTopic(topic), key: m.key, value: m.value, headers });
+    };
+    for (const m of chunk) {
+      if (!m.value || m.value.length === 0) {
+        toDlq(m, 'empty', 'message has no value');
+        continue;
+      }
+      let raw: unknown;
+      try {
+        raw = await this.deps.decoder.decode(m.value, topic);
+      } catch (err) {
+        if (!(err instanceof UndecodableError)) throw err; // transient: retry the chunk, never DLQ good data
+        toDlq(m, 'undecodable', err.message);
+        continue;
+      }
+      const parsed = this.processor.parse(raw);
+      if (!parsed.ok) {
+        toDlq(m, 'invalid', parsed.reason);
+        continue;
+      }
+      decoded.push({ value: parsed.value, position: { topic, partition, offset: BigInt(m.offset) }, brokerTime: Number(m.timestamp) });
+    }
+
+    // duplicates by business id: the first position to claim an id owns it (stable under re-reads)
+    let kept = decoded;
+    const keyOf = this.processor.dedupKey?.bind(this.processor);
+    if (keyOf) {
+      const withKey = decoded.map((d) => ({ d, key: keyOf(d.value) }));
+      const claimed = withKey.filter((x) => x.key !== undefined);
+      const owners = await this.claims.claim(
+        topic,
+        claimed.map((x) => ({ key: x.key as string, position: `${topic}/${partition}/${x.d.position.offset}` })),
+      );
+      const dup = new Set(claimed.filter((_, k) => !owners[k]).map((x) => x.d));
+      kept = decoded.filter((d) => !dup.has(d));
+      if (dup.size) streamMetrics.messages.inc({ processor: name, mode: this.mode, outcome: 'duplicate' }, dup.size);
+    }
+
+    if (dlq.length) {
+      await this.deps.dlq.send(dlq);
+      this.logger.warn({ partition, first: String(first), last: String(last), count: dlq.length, reason: dlq[0].headers['x-dlq-reason'] }, 'messages sent to the DLQ');
+    }
+
+    const result = kept.length ? await this.processor.process(kept, this.ctx, partition) : { writes: [] };
+    const multi = this.processor.tables.written.length > 1;
+    for (const w of result.writes) {
+      if (w.rows.length === 0) continue;
+      const token = `${topic}/${partition}/${first}-${last}${multi ? `/${w.table}` : ''}`;
+      await this.withRetry(() => this.deps.db.insert(this.ctx.table(w.table), w.rows, { dedupToken: token }));
+      streamMetrics.rows.inc({ processor: name, mode: this.mode, table: w.table }, w.rows.length);
+    }
+    if (result.afterWrite) await this.withRetry(result.afterWrite);
+    streamMetrics.messages.inc({ processor: name, mode: this.mode, outcome: 'written' }, kept.length);
+    if (dlq.length) streamMetrics.messages.inc({ processor: name, mode: this.mode, outcome: 'dlq' }, dlq.length);
+  }
+
+  private async withRetry(fn: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await fn();
+        return;
+      } catch (err) {
+        if (attempt >= MAX_WRITE_ATTEMPTS || this.stopped) throw err;
+        streamMetrics.writeRetries.inc({ processor: this.processor.name, mode: this.mode });
+        this.logger.warn({ err: (err as Error).message, attempt }, 'write failed; retrying');
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 3_000)));
+      }
+    }
+  }
+}

@@ -1,0 +1,164 @@
+// The contracts of the stream-processing runtime.
+//
+// A processor is a small strategy (parse → transform → rows per table); the runtime owns everything
+// that must be done once and right: fetching per partition, Avro decoding through the registry, the
+// DLQ, event-id deduplication, deterministic batch boundaries, ClickHouse inserts with
+// insert_deduplication_token, committing offsets only after the write, metrics. The Kafka client sits
+// behind `ConsumerClient` so another client library can be swapped in.
+import type { Redis } from 'ioredis';
+import type { Db } from '../../clickhouse/client.ts';
+import type { Logger } from '../../services/common/logger.ts';
+import type { TopicKey } from '../../schemas/topics.ts';
+
+// ------------------------------------------------------------------ the Kafka side
+
+export interface SourceMessage {
+  /** int64 offset as a decimal string (kafkajs convention) */
+  offset: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  /** broker timestamp, ms since the epoch, as a string */
+  timestamp: string;
+  headers: Record<string, Buffer | string | undefined>;
+}
+
+/** One fetched run of messages of one partition, in offset order. */
+export interface SourceBatch {
+  topic: string;
+  partition: number;
+  highWatermark: string;
+  messages: SourceMessage[];
+  /** advance the fetch position past `offset` (does not commit) */
+  resolve(offset: string): void;
+  /** commit `nextOffset` (the offset of the next message to read) for this partition */
+  commit(nextOffset: string): Promise<void>;
+  /** false once the consumer is stopping or the partition was revoked/sought: do not write more */
+  isActive(): boolean;
+  heartbeat(): Promise<void>;
+}
+
+export interface ConsumerClientOptions {
+  groupId: string;
+  topics: string[];
+  /** where a group without committed offsets starts */
+  fromBeginning: boolean;
+  /** broker-side linger: a fetch waits up to this long for `minBytes` */
+  lingerMs: number;
+  minBytes: number;
+  maxBytesPerPartition: number;
+  sessionTimeoutMs: number;
+}
+
+/** The runtime's view of a Kafka consumer-group client. */
+export interface ConsumerClient {
+  start(onBatch: (batch: SourceBatch) => Promise<void>): Promise<void>;
+  stop(): Promise<void>;
+  pause(): void;
+  resume(): void;
+  /** committed offsets of the group per partition (-1 = none) */
+  committed(topic: string): Promise<Map<number, bigint>>;
+  /** current high watermarks per partition */
+  highWatermarks(topic: string): Promise<Map<number, bigint>>;
+}
+
+// ------------------------------------------------------------------ the processor side
+
+export interface Position {
+  topic: string;
+  partition: number;
+  offset: bigint;
+}
+
+export interface Decoded<T> {
+  value: T;
+  position: Position;
+  /** broker timestamp, ms */
+  brokerTime: number;
+}
+
+/** Rows for one table, in the order they are written. */
+export interface TableWrite {
+  /** logical table name (the runtime maps it to the live or shadow physical table) */
+  table: string;
+  rows: object[];
+}
+
+export interface ProcessContext {
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+  /** logical → physical table name (`x` or `x__shadow` during a replay) */
+  table(name: string): string;
+  /** Redis key namespace for processor state (differs between live and each replay) */
+  stateKey(...parts: (string | number)[]): string;
+  /** true during a replay into shadow tables (no side effects such as notifications) */
+  replay: boolean;
+}
+
+export interface ProcessResult {
+  writes: TableWrite[];
+  /** runs after every write returned and before the offsets are committed (state saves, notifications) */
+  afterWrite?: () => Promise<void>;
+}
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+/** A table a replay rebuilds: written directly, or filled by a materialized view from another one. */
+export interface ProcessorTables {
+  /** tables the processor inserts into */
+  written: string[];
+  /** materialized views fed by a written table: the view and its target table */
+  views: { view: string; target: string }[];
+  /** per table (written and view targets): how replay compares live and shadow per store and day —
+   *  the time column and the measure summed (e.g. `count()`, `sum(sessions)`) */
+  compare: Record<string, { day: string; measure: string }>;
+}
+
+export interface Processor<T> {
+  name: string;
+  topic: TopicKey;
+  tables: ProcessorTables;
+  /** validate a decoded Avro value (zod); a failure sends the message to the DLQ with the reason */
+  parse(value: unknown): ParseResult<T>;
+  /** key for duplicate suppression (event_id, order_id…); undefined = never a duplicate */
+  dedupKey?(value: T): string | undefined;
+  /** turn one batch (duplicates removed) into rows */
+  process(batch: Decoded<T>[], ctx: ProcessContext, partition: number): Promise<ProcessResult>;
+}
+
+/** A value that can never be decoded (bad framing, bad Avro, unknown schema id): goes to the DLQ.
+ *  Any other decoder error (registry unreachable, 5xx) is transient: the chunk is retried instead. */
+export class UndecodableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UndecodableError';
+  }
+}
+
+/** Decodes a Kafka value (Confluent framing + Avro via the registry) into the topic's reader schema. */
+export interface ValueDecoder {
+  decode(buf: Buffer, topic: string): Promise<unknown>;
+}
+
+export interface RuntimeDeps {
+  db: Db;
+  redis: Redis;
+  logger: Logger;
+  decoder: ValueDecoder;
+  /** physical topic name for a topic key */
+  topicName(key: TopicKey): string;
+  createClient(opts: ConsumerClientOptions): ConsumerClient;
+  /** produces DLQ records (idempotent producer) */
+  dlq: DlqSink;
+}
+
+export interface DlqRecord {
+  topic: string;
+  key: Buffer | null;
+  value: Buffer | null;
+  headers: Record<string, string>;
+}
+
+export interface DlqSink {
+  send(records: DlqRecord[]): Promise<void>;
+}

@@ -1,0 +1,60 @@
+// Small helpers shared by processors.
+import type { z } from 'zod';
+import type { ParseResult } from './types.ts';
+
+/** ISO 8601 UTC (`…T…Z`) → ClickHouse DateTime64 text (`YYYY-MM-DD hh:mm:ss.sss`). */
+export function chTime(iso: string): string {
+  return iso.replace('T', ' ').replace(/Z$/, '');
+}
+
+/** ISO 8601 UTC → `YYYY-MM-DD` (the UTC day). */
+export function utcDay(iso: string): string {
+  return iso.slice(0, 10);
+}
+
+/** zod validation with the first issues as a readable reason (for the DLQ). */
+export function zodParse<S extends z.ZodType>(schema: S, value: unknown): ParseResult<z.output<S>> {
+  const r = schema.safeParse(value);
+  if (r.success) return { ok: true, value: r.data };
+  const reason = r.error.issues
+    .slice(0, 3)
+    .map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+  return { ok: false, reason };
+}
+
+/** Sum rows by key: `add(key, row)` merges numeric fields into the first row stored for the key. */
+export class RowSummer<R extends Record<string, unknown>> {
+  private readonly rows = new Map<string, R>();
+  private readonly fields: (keyof R)[];
+
+  constructor(fields: (keyof R)[]) {
+    this.fields = fields;
+  }
+
+  add(key: string, row: R): void {
+    const prev = this.rows.get(key);
+    if (!prev) {
+      this.rows.set(key, { ...row });
+      return;
+    }
+    for (const f of this.fields) (prev as Record<keyof R, unknown>)[f] = (prev[f] as number) + (row[f] as number);
+  }
+
+  values(): R[] {
+    return [...this.rows.values()];
+  }
+}
+
+/** Keep the most recent `max` distinct items, most recent last. Returns true when `item` was new. */
+export function touchRecent<T>(list: T[], item: T, max: number, same: (a: T, b: T) => boolean = Object.is): boolean {
+  const i = list.findIndex((x) => same(x, item));
+  if (i >= 0) {
+    list.splice(i, 1);
+    list.push(item);
+    return false;
+  }
+  list.push(item);
+  if (list.length > max) list.splice(0, list.length - max);
+  return true;
+}

@@ -1,0 +1,143 @@
+// Starts the selected processors in this process: topics, retention, DLQ producer, registry decoder,
+// one runner per processor. Used by the app module (single node) and by streams/main.ts (one process per
+// processor in distributed mode, or the fault tests' child process).
+import type { Kafka, Producer } from 'kafkajs';
+import type { Redis } from 'ioredis';
+import type { Db } from '../clickhouse/client.ts';
+import { TOPICS, type TopicKey } from '../schemas/topics.ts';
+import type { ValueCodec } from '../schemas/codec.ts';
+import { type Config, topicName } from '../services/common/config.ts';
+import { createIdempotentProducer } from '../services/common/kafka.ts';
+import type { Logger } from '../services/common/logger.ts';
+import { registryDecoder } from './runtime/decoder.ts';
+import { kafkajsClientFactory } from './runtime/kafkajs-client.ts';
+import { ProcessorRunner, type RunOptions } from './runtime/runtime.ts';
+import { ensureStreamTopics } from './runtime/topics.ts';
+import type { DlqRecord, Processor, RuntimeDeps } from './runtime/types.ts';
+
+export interface StreamsOptions {
+  config: Config;
+  db: Db;
+  redis: Redis;
+  kafka: Kafka;
+  logger: Logger;
+  processors: Processor<any>[];
+  /** a ready codec (tests); default: one over config.schemaRegistryUrl */
+  codec?: ValueCodec;
+}
+
+export interface Streams {
+  deps: RuntimeDeps;
+  config: Config;
+  runners: Map<string, ProcessorRunner<any>>;
+  /** run options every live runner gets (replay derives its own from them) */
+  runOptions(): Omit<RunOptions, 'stopAt'>;
+  /** stop and start a processor's live runner again (after a replay swap) */
+  restart(name: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Redis key holding the state namespace a processor's live runner uses (switched by a replay swap). */
+export function namespaceKey(processor: string): string {
+  return `sd:streams:ns:${processor}`;
+}
+
+export async function liveNamespace(redis: Redis, processor: string): Promise<string> {
+  return (await redis.get(namespaceKey(processor))) ?? 'live';
+}
+
+/** Apply EVENTS_RETENTION_DAYS to the raw tables when it differs from their current TTL. */
+export async function applyRetention(db: Db, days: number, logger: Logger): Promise<void> {
+  const rows = await db.query<{ name: string; engine_full: string }>(
+    `SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN ('events_raw', 'requests_raw', 'orders_raw')`,
+    { db: db.database },
+  );
+  for (const r of rows) {
+    const current = /toIntervalDay\((\d+)\)/.exec(r.engine_full)?.[1];
+    if (current !== undefined && Number(current) === days) continue;
+    const col = 'ts';
+    // `days` is a validated integer (config schema); DDL cannot take server-side parameters for it
+    await db.command(`ALTER TABLE ${r.name} MODIFY TTL toDateTime(${col}) + INTERVAL ${Math.trunc(days)} DAY`);
+    logger.info({ table: r.name, days }, 'retention changed');
+  }
+}
+
+export async function startStreams(opts: StreamsOptions): Promise<Streams> {
+  const { config, db, redis, kafka, logger } = opts;
+  const log = logger.child({ component: 'streams' });
+  const topics = [...new Set(opts.processors.map((p) => p.topic))].map((key) => ({ key: key as TopicKey, name: topicName(config, TOPICS[key as TopicKey].name) }));
+  await ensureStreamTopics(kafka, topics, log);
+  await applyRetention(db, config.EVENTS_RETENTION_DAYS, log);
+
+  let producer: Producer | undefined;
+  const dlq = {
+    async send(records: DlqRecord[]) {
+      if (!producer) {
+        const p = createIdempotentProducer(kafka);
+        await p.connect();
+        producer = p;
+      }
+      const byTopic = new Map<string, DlqRecord[]>();
+      for (const r of records) byTopic.set(r.topic, [...(byTopic.get(r.topic) ?? []), r]);
+      await producer.sendBatch({
+        topicMessages: [...byTopic].map(([topic, rs]) => ({
+          topic,
+          messages: rs.map((r) => ({ key: r.key, value: r.value, headers: r.headers })),
+        })),
+      });
+    },
+  };
+
+  const deps: RuntimeDeps = {
+    db,
+    redis,
+    logger: log,
+    decoder: registryDecoder(config.schemaRegistryUrl, topics, opts.codec),
+    topicName: (key) => topicName(config, TOPICS[key].name),
+    createClient: kafkajsClientFactory(kafka, log),
+    dlq,
+  };
+  const runOptions = () => ({
+    lingerMs: config.STREAMS_LINGER_MS,
+    maxBatchMessages: config.STREAMS_MAX_BATCH_MESSAGES,
+    maxBatchBytes: config.STREAMS_MAX_BATCH_BYTES,
+    dedupHorizonHours: config.STREAMS_DEDUP_HORIZON_HOURS,
+    sessionTimeoutMs: config.STREAMS_SESSION_TIMEOUT_MS,
+  });
+
+  const runners = new Map<string, ProcessorRunner<any>>();
+  const byName = new Map(opts.processors.map((p) => [p.name, p]));
+  const launch = async (p: Processor<any>) => {
+    const runner = new ProcessorRunner(p, deps, { ...runOptions(), stateNamespace: await liveNamespace(redis, p.name) });
+    runners.set(p.name, runner);
+    await runner.start();
+  };
+  try {
+    for (const p of opts.processors) await launch(p);
+  } catch (err) {
+    // leave nothing half-started behind (the caller may retry)
+    await Promise.allSettled([...runners.values()].map((r) => r.stop()));
+    await producer?.disconnect().catch(() => {});
+    throw err;
+  }
+
+  let stopped = false;
+  return {
+    deps,
+    config,
+    runners,
+    runOptions,
+    async restart(name) {
+      const p = byName.get(name);
+      if (!p) throw new Error(`processor ${name} does not run in this process`);
+      await runners.get(name)?.stop();
+      await launch(p);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await Promise.all([...runners.values()].map((r) => r.stop()));
+      await producer?.disconnect().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,158 @@
+// The demo loader against the shared stack: a small demo store (its own store id) is configured, its
+// catalog written through the catalog import path and its simulated sessions replayed through POST
+// /beacon and the read API; then the planted ground truth is measured in the aggregates the stream
+// processors built, over the analysts' SQL endpoint: co-view clusters in co_view_pairs, bundles in
+// co_purchase_pairs, and (when the search endpoint is served) the trending burst in trending_queries_hourly.
+import { afterAll, describe, expect, it } from 'vitest';
+import { TopicCatalogSink } from '../../deploy/demo/catalog-sink.ts';
+import { generateDemoStore } from '../../deploy/demo/generator.ts';
+import { applyDemoConfig, loadCatalog, type ReplayStats, replaySessions } from '../../deploy/demo/load.ts';
+import { bundleQuality, coViewQuality, trendingRank } from '../../deploy/demo/quality.ts';
+import { loadConfig } from '../../services/common/config.ts';
+import { createKafka } from '../../services/common/kafka.ts';
+import { createLogger } from '../../services/common/logger.ts';
+import { createRedis } from '../../services/common/redis.ts';
+import { stack } from '../helpers/stack.ts';
+import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
+
+const log = createLogger('demo-load-test', 'warn');
+
+async function sql<T>(query: string, params: Record<string, string | number> = {}): Promise<T[]> {
+  const qs = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [`param_${k}`, String(v)]));
+  const r = await fetch(`${stack().clickhouseUrl}/?${qs}`, { method: 'POST', body: `${query} FORMAT JSONEachRow` });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`SQL ${r.status}: ${text}`);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as T);
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('demo store loaded into the running stack', () => {
+  const s = stack();
+  const config = loadConfig({
+    ...process.env,
+    ...s.env,
+    KAFKA_BROKERS: s.kafkaBrokers.join(','),
+    REDIS_URL: s.redisUrl,
+    SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
+    CLICKHOUSE_URL: '',
+  });
+  const redis = createRedis(config.redisUrl, { connectionName: 'demo-load-test' });
+  const sink = new TopicCatalogSink({ kafka: createKafka(config.kafkaBrokers, 'demo-load-test', log), redis, config, logger: log });
+  const store = generateDemoStore({ seed: `stack-${process.pid}-${Date.now()}`, products: 400, sessions: 400, imageBaseUrl: `${s.httpUrl}/demo/images` });
+  const gt = store.groundTruth;
+  let storeId = '';
+  let stats: ReplayStats | undefined;
+
+  afterAll(async () => {
+    await sink.close();
+    redis.disconnect();
+    await closeTestStoreWriter();
+  });
+
+  it('configures the store, loads the catalog and replays every session; every event is accepted once', async () => {
+    const created = await createTestStore({ name: 'Demo Store (stack test)' });
+    storeId = created.storeId;
+    const writer = testStoreWriter();
+    await applyDemoConfig(writer, storeId, store);
+    await waitForApp(writer);
+    const lines = await loadCatalog(sink, storeId, store);
+    expect(lines).toBeGreaterThan(store.productCount);
+    expect(sink.counts.products).toBe(store.productCount);
+
+    stats = await replaySessions({
+      baseUrl: s.httpUrl,
+      token: created.token,
+      storeId,
+      store,
+      sink,
+      replayStartMs: Date.now(),
+      from: 0,
+      concurrency: 4,
+      logger: log,
+    });
+    const planned = [...store.sessions()].reduce((n, x) => n + x.steps.length, 0);
+    const purchases = [...store.sessions()].reduce((n, x) => n + x.steps.filter((st) => st.type === 'purchase').length, 0);
+    expect(stats.sessions).toBe(store.sessionCount);
+    expect(stats.rejected).toBe(0);
+    expect(stats.events + stats.duplicates).toBe(planned);
+    expect(stats.orders).toBe(purchases);
+
+    const rows = await until('events in events_raw', async () => {
+      const [r] = await sql<{ n: string }>('SELECT count() AS n FROM discovery.events_raw WHERE store_id = {store:String}', { store: storeId });
+      return Number(r.n) >= planned ? Number(r.n) : undefined;
+    });
+    expect(rows).toBe(planned);
+  });
+
+  it('the planted co-view clusters are the nearest neighbours in co_view_pairs', async () => {
+    expect(storeId).not.toBe('');
+    const members = gt.coViewClusters.flatMap((c) => c.productIds);
+    await until('co-view pairs of every cluster product', async () => {
+      const [r] = await sql<{ n: string }>(
+        'SELECT uniqExact(product_a) AS n FROM discovery.co_view_pairs WHERE store_id = {store:String} AND has(splitByChar(\',\', {ids:String}), toString(product_a)) AND product_a != product_b',
+        { store: storeId, ids: members.join(',') },
+      );
+      return Number(r.n) >= members.length ? true : undefined;
+    });
+    const related = async (id: string) =>
+      (
+        await sql<{ b: string }>(
+          `SELECT toString(product_b) AS b FROM discovery.co_view_pairs
+           WHERE store_id = {store:String} AND product_a = {a:UInt64} AND product_b != product_a
+           GROUP BY product_b ORDER BY sum(sessions) DESC, product_b LIMIT 10`,
+          { store: storeId, a: id },
+        )
+      ).map((r) => r.b);
+    const q = await coViewQuality(gt, related);
+    expect(q.products).toBe(members.length);
+    expect(q.recall).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('the planted bundles are what co_purchase_pairs says is bought together', async () => {
+    const members = gt.bundles.flatMap((b) => b.productIds);
+    await until('co-purchase pairs of every bundle product', async () => {
+      const [r] = await sql<{ n: string }>(
+        'SELECT uniqExact(product_a) AS n FROM discovery.co_purchase_pairs WHERE store_id = {store:String} AND has(splitByChar(\',\', {ids:String}), toString(product_a)) AND product_a != product_b',
+        { store: storeId, ids: members.join(',') },
+      );
+      return Number(r.n) >= members.length ? true : undefined;
+    });
+    const boughtWith = async (id: string) =>
+      (
+        await sql<{ b: string }>(
+          `SELECT toString(product_b) AS b FROM discovery.co_purchase_pairs
+           WHERE store_id = {store:String} AND product_a = {a:UInt64} AND product_b != product_a
+           GROUP BY product_b HAVING sum(orders) > 0 ORDER BY sum(orders) DESC, product_b LIMIT 10`,
+          { store: storeId, a: id },
+        )
+      ).map((r) => r.b);
+    const q = await bundleQuality(gt, boughtWith);
+    expect(q.recall).toBe(1);
+  });
+
+  it('the trending burst is the top query of the last hour (when the search endpoint is served)', async () => {
+    if (!stats || stats.unavailable > 0) return; // search execute not in this build yet: no request events to trend on
+    const top = await until('trending queries', async () => {
+      const rows = await sql<{ query: string }>(
+        `SELECT query FROM discovery.trending_queries_hourly
+         WHERE store_id = {store:String} AND bucket >= toStartOfHour(now() - INTERVAL 1 HOUR)
+         GROUP BY query ORDER BY uniqExactMerge(voters) DESC, query LIMIT 5`,
+        { store: storeId },
+      );
+      return rows.length ? rows.map((r) => r.query) : undefined;
+    });
+    expect(trendingRank(gt, top)).toBe(1);
+  });
+});

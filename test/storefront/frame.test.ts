@@ -1,0 +1,250 @@
+// The storefront frame on its own (real plugin, real redis-server, in-memory store directory): auth
+// statuses, the error body for every kind of bad input, B2B authorization, rate limiting, request events.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { createRateLimiter } from '../../services/storefront/rate-limit.ts';
+import { type Harness, type RedisServer, startHarness, startRedis, TEST_BUILD } from './harness.ts';
+
+const BASE = '/api/storefront/v1';
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+let redis: RedisServer;
+let h: Harness;
+let token: string;
+let storeId: string;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  h = await startHarness(redis.url);
+  ({ token, storeId } = h.directory.addStore());
+  h.directory.put(storeId, 'b2b_company_location', { gid: 'gid://shopify/CompanyLocation/501', company_id: '77', catalog_id: 'cat-77' });
+  h.directory.put(storeId, 'b2b_customer', { customer_id: '9001', company_ids: ['77'] });
+  h.directory.put(storeId, 'b2b_customer', { customer_id: '9002', company_ids: ['78'] });
+});
+afterAll(async () => {
+  await h?.close();
+  await redis?.stop();
+});
+
+function expectErrorShape(body: unknown, code: string) {
+  expect(body).toMatchObject({ error: { code, message: expect.any(String), fields: expect.any(Array) } });
+}
+
+const echo = (payload: unknown, headers: Record<string, string> = {}) =>
+  h.app.inject({
+    method: 'POST',
+    url: `${BASE}-echo/echo`,
+    headers: { 'x-storefront-access-token': token, 'content-type': 'application/json', ...headers },
+    payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
+
+describe('authentication', () => {
+  it('401 missing_token without the header, with x-request-id and x-service-build', async () => {
+    const r = await h.app.inject({ method: 'GET', url: `${BASE}/sort-orders` });
+    expect(r.statusCode).toBe(401);
+    expectErrorShape(r.json(), 'missing_token');
+    expect(r.headers['x-request-id']).toMatch(ULID);
+    expect(r.headers['x-service-build']).toBe(TEST_BUILD);
+  });
+
+  it('401 invalid_token for an unknown token', async () => {
+    const r = await h.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': 'sf_nope' } });
+    expect(r.statusCode).toBe(401);
+    expectErrorShape(r.json(), 'invalid_token');
+  });
+
+  it('402 store_suspended while the store is suspended, 200 again once lifted', async () => {
+    const s = h.directory.addStore({ status: 'suspended' });
+    const call = () => h.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': s.token } });
+    const r = await call();
+    expect(r.statusCode).toBe(402);
+    expectErrorShape(r.json(), 'store_suspended');
+    h.directory.updateStore(s.storeId, { status: 'active' });
+    expect((await call()).statusCode).toBe(200);
+  });
+
+  it('serves the OpenAPI document without a token', async () => {
+    const r = await h.app.inject({ method: 'GET', url: `${BASE}/openapi.json` });
+    expect(r.statusCode).toBe(200);
+    expect(r.json()).toMatchObject({ openapi: '3.1.0' });
+  });
+});
+
+describe('B2B scope', () => {
+  it('403 when companyLocationId comes without customerId', async () => {
+    const r = await echo({ identity: { companyLocationId: 'gid://shopify/CompanyLocation/501' } });
+    expect(r.statusCode).toBe(403);
+    expectErrorShape(r.json(), 'b2b_forbidden');
+    expect(r.json().error.fields).toEqual([{ path: 'identity.customerId', message: expect.any(String) }]);
+    expect(r.headers['x-request-id']).toMatch(ULID);
+  });
+
+  it("403 when the customer belongs to another company, or the location is unknown", async () => {
+    const wrong = await echo({ identity: { companyLocationId: 'gid://shopify/CompanyLocation/501', customerId: '9002' } });
+    expect(wrong.statusCode).toBe(403);
+    expect(wrong.json().error.fields[0].path).toBe('identity.companyLocationId');
+    const unknown = await echo({ identity: { companyLocationId: 'gid://shopify/CompanyLocation/999', customerId: '9001' } });
+    expect(unknown.statusCode).toBe(403);
+  });
+
+  it("scopes the request to the company when the customer belongs to the location's company", async () => {
+    const r = await echo({ identity: { companyLocationId: 'gid://shopify/CompanyLocation/501', customerId: 'gid://shopify/Customer/9001' }, context: { b2bCompany: 'other' } });
+    expect(r.statusCode).toBe(200);
+    const ctx = r.json().context;
+    expect(ctx.b2b).toEqual({ companyLocationId: 'gid://shopify/CompanyLocation/501', companyId: '77' });
+    expect(ctx.b2bCompany).toBe('77');
+    expect(ctx.customer.segments).toEqual(['b2b', 'company:77']);
+  });
+});
+
+describe('the error body for bad input (never a 5xx)', () => {
+  it('422 validation_failed with field paths into identity and context', async () => {
+    const r = await echo({
+      identity: { companyLocationId: 'location-5' },
+      context: { productsInCart: [{ title: 'x', price: 5 }, { title: 7 }], currency: 'dollars', shoppingChannel: 'tv' },
+    });
+    expect(r.statusCode).toBe(422);
+    expectErrorShape(r.json(), 'validation_failed');
+    const paths = r.json().error.fields.map((f: { path: string }) => f.path).sort();
+    expect(paths).toEqual(['context.currency', 'context.productsInCart[1].title', 'context.shoppingChannel', 'identity.companyLocationId']);
+  });
+
+  it('422 invalid_json for a malformed body', async () => {
+    const r = await echo('{"context": ');
+    expect(r.statusCode).toBe(422);
+    expectErrorShape(r.json(), 'invalid_json');
+    expect(r.headers['x-request-id']).toMatch(ULID);
+    expect(r.headers['x-service-build']).toBe(TEST_BUILD);
+  });
+
+  it('413 payload_too_large above the body limit', async () => {
+    const r = await echo({ context: { custom: { blob: 'x'.repeat(20_000) } } });
+    expect(r.statusCode).toBe(413);
+    expectErrorShape(r.json(), 'payload_too_large');
+  });
+
+  it('415 unsupported_media_type for a non-JSON content type', async () => {
+    const r = await echo('context=1', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(r.statusCode).toBe(415);
+    expectErrorShape(r.json(), 'unsupported_media_type');
+  });
+
+  it('422 for a query over 255 characters, naming the field', async () => {
+    const r = await h.app.inject({ method: 'GET', url: `${BASE}/search/complete?query=${'a'.repeat(256)}`, headers: { 'x-storefront-access-token': token } });
+    expect(r.statusCode).toBe(422);
+    expect(r.json()).toEqual({ error: { code: 'validation_failed', message: expect.any(String), fields: [{ path: 'query', message: 'at most 255 characters' }] } });
+  });
+
+  it('404 not_found in the same shape for an unknown storefront path', async () => {
+    const r = await h.app.inject({ method: 'GET', url: `${BASE}/nope`, headers: { 'x-storefront-access-token': token } });
+    expect(r.statusCode).toBe(404);
+    expectErrorShape(r.json(), 'not_found');
+  });
+});
+
+describe('request events', () => {
+  it('one per request, after the response, with device type, normalized context, attribution token and counts', async () => {
+    h.index.load(storeId, { storeWide: [{ query: 'linen shirt', score: 9 }, { query: 'linen pants', score: 4 }], byCountry: {} });
+    const before = h.events.length;
+    const r = await h.app.inject({
+      method: 'GET',
+      url: `${BASE}/search/complete?query=Linen`,
+      headers: {
+        'x-storefront-access-token': token,
+        'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+        'x-country-code': 'de',
+      },
+    });
+    expect(r.statusCode).toBe(200);
+    expect(r.json().matchedQueries).toEqual(['linen shirt', 'linen pants']);
+    await new Promise((res) => setTimeout(res, 20));
+    expect(h.events.length).toBe(before + 1);
+    const e = h.events[h.events.length - 1];
+    expect(e).toMatchObject({
+      request_id: r.headers['x-request-id'],
+      store_id: storeId,
+      kind: 'autocomplete',
+      device_type: 'mobile',
+      query: 'Linen',
+      normalized_query: 'linen',
+      result_count: 2,
+      total_results: 2,
+      status_code: 200,
+      geo_country: 'DE',
+      shopping_channel: 'web',
+    });
+    expect(JSON.parse(e.context_json)).toMatchObject({ shoppingChannel: 'web', productsInCart: [] });
+  });
+
+  it('carries the validated context only (unknown keys dropped, click tokens reduced to networks)', async () => {
+    const r = await echo({
+      identity: { sessionId: 'sess-1', deviceId: 'dev-1', evil: true },
+      context: { secret: 'x', marketing: { source: 'google', clickIds: { gclid: 'TOKEN123', fbclid: 'TOKEN456' } }, geo: { country: 'fr', planet: 'earth' } },
+    });
+    expect(r.statusCode).toBe(200);
+    const e = h.events.find((x) => x.request_id === r.headers['x-request-id'])!;
+    expect(e).toMatchObject({ session_id: 'sess-1', device_id: 'dev-1', geo_country: 'FR', kind: 'search' });
+    expect(e.context_json).not.toContain('TOKEN123');
+    expect(e.context_json).not.toContain('secret');
+    expect(e.context_json).not.toContain('planet');
+    expect(JSON.parse(e.context_json).marketing.clickNetworks).toEqual(['google', 'meta']);
+  });
+});
+
+describe('rate limiting (Redis token buckets)', () => {
+  it('429 rate_limited with Retry-After once a client exhausts its bucket; other clients are unaffected', async () => {
+    const limited = await startHarness(redis.url, { ipPerSec: 1, ipBurst: 3, storePerSec: 100, storeBurst: 100 });
+    try {
+      const s = limited.directory.addStore();
+      const call = (ip: string) =>
+        limited.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': s.token, 'x-forwarded-for': ip } });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await call('203.0.113.7')).statusCode);
+      expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
+      expect(statuses.slice(3)).toEqual([429, 429]);
+      const r = await call('203.0.113.7');
+      expect(r.statusCode).toBe(429);
+      expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expectErrorShape(r.json(), 'rate_limited');
+      expect(r.headers['x-request-id']).toMatch(ULID);
+      expect((await call('203.0.113.8')).statusCode).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('the store bucket caps all of a store\'s clients together, and refills', async () => {
+    const client = new Redis(redis.url);
+    try {
+      const rl = createRateLimiter(client, { storePerSec: 20, storeBurst: 2, ipPerSec: 0, ipBurst: 1, timeoutMs: 500 });
+      const a = await rl.take('store-x', '198.51.100.1');
+      const b = await rl.take('store-x', '198.51.100.2');
+      const c = await rl.take('store-x', '198.51.100.3');
+      expect([a.allowed, b.allowed, c.allowed]).toEqual([true, true, false]);
+      if (!c.allowed) {
+        expect(c.scope).toBe('store');
+        expect(c.retryAfterMs).toBeGreaterThan(0);
+        expect(c.retryAfterMs).toBeLessThanOrEqual(50);
+      }
+      // another store has its own bucket
+      expect((await rl.take('store-y', '198.51.100.1')).allowed).toBe(true);
+      await new Promise((r) => setTimeout(r, 120));
+      expect((await rl.take('store-x', '198.51.100.3')).allowed).toBe(true);
+      // keys are scoped by store
+      const keys = await client.keys('sf:rl:*');
+      expect(keys.every((k) => /^sf:rl:\{store-[xy]\}/.test(k) || /^sf:rl:\{s-/.test(k))).toBe(true);
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  it('lets requests through when Redis is unreachable (fail-open)', async () => {
+    const dead = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true });
+    dead.on('error', () => {});
+    let degraded = 0;
+    const rl = createRateLimiter(dead, { storePerSec: 1, storeBurst: 1, ipPerSec: 1, ipBurst: 1, timeoutMs: 100 }, () => degraded++);
+    expect(await rl.take('s', '1.2.3.4')).toEqual({ allowed: true, degraded: true });
+    expect(degraded).toBe(1);
+    dead.disconnect();
+  });
+});
