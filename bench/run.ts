@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const all = ['broker', 'broker-storage', 'codec', 'beacon', 'pipeline', 'store-config', 'autocomplete'];
+const all = ['broker', 'broker-storage', 'codec', 'beacon', 'pipeline', 'store-config', 'catalog', 'demo', 'autocomplete'];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
 
 let failed = 0;

@@ -2,7 +2,7 @@
 // enriched event the beacon writes to `storefront.events.v1` (flat, every field present, server fields
 // added). The Avro value schema is generated from `EnrichedEventSchema` (schemas/avro/generate.ts), so the
 // zod schema here is the one source of truth for the Kafka contract. Field-name decisions where the
-// spec says "not shown": docs/decisions/contracts.md.
+// spec says "not shown": docs/decisions.md.
 import { z } from 'zod';
 
 // ------------------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ export async function trendingQueries(db: Db, opts: TrendingOptions): Promise<Tr
        FROM
        (
          SELECT query, bucket, uniqExactMerge(voters) AS votes, sum(searches) AS n_searches, sum(zero_results) AS n_zero
-         FROM trending_queries_hourly
+         FROM trending_queries
          WHERE store_id = {store:String}
            AND ({country:String} = '' OR country = {country:String})
            AND bucket >= baseline_start AND bucket <= now_
@@ -126,7 +126,7 @@ export interface TrendingCell {
 export async function trendingCells(db: Db, opts: { sinceHours?: number; storeId?: string; now?: Date } = {}): Promise<TrendingCell[]> {
   const rows = await db.query<{ store_id: string; country: string; query: string; hour: string; votes: string }>(
     `SELECT store_id, country, query, toString(bucket) AS hour, uniqExactMerge(voters) AS votes
-     FROM trending_queries_hourly
+     FROM trending_queries
      WHERE ({store:String} = '' OR store_id = {store:String})
        AND bucket >= toDateTime({now:String}, 'UTC') - toIntervalHour({since:UInt32})
      GROUP BY store_id, country, query, hour

@@ -56,10 +56,9 @@ export async function startApp(config: Config, modules: AppModule[]): Promise<Ru
   const http: FastifyInstance = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: config.BODY_LIMIT_BYTES,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[0-9A-HJKMNP-TV-Z]{26}$/.test(given) ? given : ulid();
-    },
+    // always our own ULID: it is the attribution token of the response, so a client must not choose it
+    // (a replayed id would merge two requests' attribution)
+    genReqId: () => ulid(),
     // per-request log lines would dominate the cost of the beacon path; errors are still logged
     logController: new LogController({ disableRequestLogging: true }),
   });

@@ -4,7 +4,7 @@
 // Reads (read-modify-write of the store record, exports, reference checks) go through a private
 // ConfigDirectory that this writer starts on first use and that waits for its own writes, so a sequence
 // of calls in one process reads its own writes. Two writers changing the same store record at the same
-// time: the last write wins (see docs/decisions/store-config.md).
+// time: the last write wins (see docs/decisions.md, store configuration).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import { monotonicFactory } from 'ulid';

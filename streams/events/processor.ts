@@ -1,5 +1,6 @@
-// The `events` processor: storefront.events.v1 → events_raw (and through its materialized view
-// product_daily_engagement), sessions, co-view / co-cart pairs, searched-then-viewed,
+// The `events` processor: storefront.events.v1 → events_raw (and through its materialized views
+// product_daily_engagement and trending_search_events_hourly, whose changed cells it publishes on
+// `agg:trending`), sessions, co-view / co-cart pairs, searched-then-viewed,
 // viewed-then-bought and searched-then-purchased.
 //
 // Duplicates by event_id are removed by the runtime before this code runs. Session state lives in Redis
@@ -11,6 +12,7 @@ import { type EnrichedEvent, EnrichedEventSchema } from '../../schemas/events.ts
 import { normalizeQuery } from '../../schemas/requests.ts';
 import type { Decoded, ProcessContext, Processor, ProcessResult } from '../runtime/types.ts';
 import { chTime, RowSummer, zodParse } from '../runtime/util.ts';
+import { TrendingKeys } from '../trending/notify.ts';
 import { alreadyApplied, applyEvent, newSession, type SessionState } from './sessions.ts';
 
 /** session state outlives the 30-minute gap comfortably, so a lagging processor still sees it */
@@ -44,7 +46,10 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
       'viewed_then_bought',
       'searched_then_purchased',
     ],
-    views: [{ view: 'product_daily_engagement_mv', target: 'product_daily_engagement' }],
+    views: [
+      { view: 'product_daily_engagement_mv', target: 'product_daily_engagement' },
+      { view: 'trending_search_events_hourly_mv', target: 'trending_search_events_hourly' },
+    ],
     compare: {
       events_raw: { day: 'ts', measure: 'count()' },
       sessions: { day: 'started_at', measure: 'sum(events)' },
@@ -54,12 +59,16 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
       viewed_then_bought: { day: 'day', measure: 'sum(purchases)' },
       searched_then_purchased: { day: 'day', measure: 'sum(purchases)' },
       product_daily_engagement: { day: 'day', measure: 'sum(views + clicks + add_to_carts + impressions)' },
+      trending_search_events_hourly: { day: 'bucket', measure: 'uniqExactMerge(voters)' },
     },
   },
   parse: (value) => zodParse(EnrichedEventSchema, value),
   dedupKey: (e) => `${e.store_id}:${e.event_id}`,
   async process(batch: Decoded<EnrichedEvent>[], ctx: ProcessContext, partition: number): Promise<ProcessResult> {
     const raw = batch.map((d) => rawRow(d));
+    // the cells of trending_search_events_hourly this chunk feeds (same filter as its materialized view)
+    const trending = new TrendingKeys();
+    for (const r of raw) if (r.event_type === 'search' && r.query !== '' && !r.is_bot) trending.add(r.store_id, r.geo_country, r.query, r.ts);
 
     // load the state of every session in the chunk
     const keyOf = (e: EnrichedEvent) => ctx.stateKey('s', e.store_id, e.session_id);
@@ -134,10 +143,12 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
         { table: 'searched_then_purchased', rows: stp.values() },
       ],
       afterWrite: async () => {
-        if (changed.size === 0) return;
-        const tx = ctx.redis.multi();
-        for (const k of changed) tx.set(k, JSON.stringify(states.get(k)), 'EX', SESSION_STATE_TTL_S);
-        await tx.exec();
+        if (changed.size) {
+          const tx = ctx.redis.multi();
+          for (const k of changed) tx.set(k, JSON.stringify(states.get(k)), 'EX', SESSION_STATE_TTL_S);
+          await tx.exec();
+        }
+        await trending.notify(ctx);
       },
     };
   },

@@ -5,7 +5,7 @@ import { type RequestEvent, RequestEventSchema } from '../../schemas/requests.ts
 import { normalizeQuery } from '../../schemas/requests.ts';
 import type { Decoded, ProcessContext, Processor, ProcessResult } from '../runtime/types.ts';
 import { chTime, zodParse } from '../runtime/util.ts';
-import { publishTrending, type TrendingDelta } from '../trending/notify.ts';
+import { TrendingKeys } from '../trending/notify.ts';
 
 export const requestsProcessor: Processor<RequestEvent> = {
   name: 'requests',
@@ -26,45 +26,11 @@ export const requestsProcessor: Processor<RequestEvent> = {
   dedupKey: (r) => `${r.store_id}:${r.request_id}`,
   async process(batch: Decoded<RequestEvent>[], ctx: ProcessContext): Promise<ProcessResult> {
     const rows = batch.map((d) => requestRow(d));
-    const trendingKeys = new Map<string, { store_id: string; country: string; query: string; bucket: string }>();
+    const trending = new TrendingKeys();
     for (const r of rows) {
-      if (r.kind !== 'search' || r.query === '' || r.status_code >= 400 || r.device_type === 'bot') continue;
-      const bucket = `${r.ts.slice(0, 13)}:00:00`;
-      trendingKeys.set(`${r.store_id}|${r.geo_country}|${r.query}|${bucket}`, { store_id: r.store_id, country: r.geo_country, query: r.query, bucket });
+      if (r.kind === 'search' && r.query !== '' && r.status_code < 400 && r.device_type !== 'bot') trending.add(r.store_id, r.geo_country, r.query, r.ts);
     }
-    return {
-      writes: [{ table: 'requests_raw', rows }],
-      afterWrite: async () => {
-        if (ctx.replay || trendingKeys.size === 0) return;
-        try {
-          await notify();
-        } catch (err) {
-          // the write is committed regardless; subscribers reconcile on their periodic reload
-          ctx.logger.warn({ err: (err as Error).message }, 'trending notification failed');
-        }
-      },
-    };
-
-    async function notify() {
-      const keys = [...trendingKeys.values()];
-      const current = await ctx.db.query<{ store_id: string; country: string; query: string; bucket_text: string; votes: string | number }>(
-        `SELECT store_id, country, query, toString(bucket) AS bucket_text, uniqExactMerge(voters) AS votes
-         FROM ${ctx.table('trending_queries_hourly')}
-         WHERE store_id IN {stores:Array(String)} AND bucket IN {buckets:Array(DateTime('UTC'))} AND query IN {queries:Array(String)}
-         GROUP BY store_id, country, query, bucket_text`,
-        {
-          stores: [...new Set(keys.map((k) => k.store_id))],
-          buckets: [...new Set(keys.map((k) => k.bucket))],
-          queries: [...new Set(keys.map((k) => k.query))],
-        },
-      );
-      const deltas: TrendingDelta[] = [];
-      for (const c of current) {
-        if (!trendingKeys.has(`${c.store_id}|${c.country}|${c.query}|${c.bucket_text}`)) continue;
-        deltas.push({ store_id: c.store_id, country: c.country, query: c.query, bucket: `${c.bucket_text.replace(' ', 'T')}.000Z`, votes: Number(c.votes) });
-      }
-      await publishTrending(ctx.redis, deltas);
-    }
+    return { writes: [{ table: 'requests_raw', rows }], afterWrite: () => trending.notify(ctx) };
   },
 };
 

@@ -22,3 +22,15 @@ declare module 'vitest' {
 export function stack(): StackInfo {
   return inject('stack');
 }
+
+/** Runs a read query on the stack's analysts' endpoint (`{name:Type}` parameters) and returns its rows. */
+export async function sql<T = Record<string, unknown>>(query: string, params: Record<string, string | number> = {}): Promise<T[]> {
+  const qs = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [`param_${k}`, String(v)]));
+  const r = await fetch(`${stack().clickhouseUrl}/?${qs}`, { method: 'POST', body: `${query} FORMAT JSONEachRow` });
+  const text = await r.text();
+  if (r.status !== 200) throw new Error(`SQL ${r.status}: ${text}`);
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as T);
+}

@@ -15,7 +15,7 @@ import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { shopifyProduct } from '../catalog/fixtures.ts';
 import { catalogReady } from '../catalog/ready.ts';
-import { stack } from '../helpers/stack.ts';
+import { stack, sql as stackSql } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore } from '../helpers/stores.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -28,20 +28,12 @@ beforeAll(async () => {
   await catalogReady();
   dir = mkdtempSync(path.join(os.tmpdir(), 'sd-catalog-import-'));
 });
+const sql = <T = Record<string, unknown>>(query: string) => stackSql<T>(query, { store: storeId });
+
 afterAll(async () => {
   await closeTestStoreWriter();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-async function sql<T = Record<string, unknown>>(query: string): Promise<T[]> {
-  const res = await fetch(`${stack().clickhouseUrl}/?param_store=${encodeURIComponent(storeId)}`, { method: 'POST', body: `${query} FORMAT JSONEachRow` });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`SQL ${res.status}: ${text}`);
-  return text
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as T);
-}
 
 async function eventually<T>(check: () => Promise<T>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -9,7 +9,7 @@ import { createKafka } from '../../services/common/kafka.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { shopifyArticle, shopifyCollection, shopifyOrder, shopifyProduct } from '../catalog/fixtures.ts';
 import { catalogReady } from '../catalog/ready.ts';
-import { stack } from '../helpers/stack.ts';
+import { stack, sql as stackSql } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore } from '../helpers/stores.ts';
 
 let storeId: string;
@@ -21,6 +21,8 @@ beforeAll(async () => {
   await catalogReady();
   secret = readFileSync(path.join(stack().dataDir, 'catalog-webhook.secret'), 'utf8').trim();
 });
+const sql = <T = Record<string, unknown>>(query: string, params: Record<string, string> = {}) => stackSql<T>(query, { store: storeId, ...params });
+
 afterAll(async () => {
   await closeTestStoreWriter();
 });
@@ -42,19 +44,6 @@ async function post(
   const res = await fetch(`${stack().httpUrl}/webhooks/shopify/${opts.store ?? storeId}`, { method: 'POST', headers, body });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };
-}
-
-async function sql<T = Record<string, unknown>>(query: string, params: Record<string, string> = {}): Promise<T[]> {
-  const qs = Object.entries({ store: storeId, ...params })
-    .map(([k, v]) => `param_${k}=${encodeURIComponent(v)}`)
-    .join('&');
-  const res = await fetch(`${stack().clickhouseUrl}/?${qs}`, { method: 'POST', body: `${query} FORMAT JSONEachRow` });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`SQL ${res.status}: ${text}`);
-  return text
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as T);
 }
 
 /** Poll until `check` returns without throwing (the projections are asynchronous). */

@@ -12,21 +12,10 @@ import { loadConfig } from '../../services/common/config.ts';
 import { createKafka } from '../../services/common/kafka.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
-import { stack } from '../helpers/stack.ts';
+import { sql, stack } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
 
 const log = createLogger('demo-load-test', 'warn');
-
-async function sql<T>(query: string, params: Record<string, string | number> = {}): Promise<T[]> {
-  const qs = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [`param_${k}`, String(v)]));
-  const r = await fetch(`${stack().clickhouseUrl}/?${qs}`, { method: 'POST', body: `${query} FORMAT JSONEachRow` });
-  const text = await r.text();
-  if (!r.ok) throw new Error(`SQL ${r.status}: ${text}`);
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as T);
-}
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

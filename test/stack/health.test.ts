@@ -18,6 +18,13 @@ describe('the single-node stack', () => {
     }
   });
 
+  it('never adopts a client-sent x-request-id (it is the attribution token)', async () => {
+    const chosen = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
+    const r = await fetch(`${stack().httpUrl}/healthz`, { headers: { 'x-request-id': chosen } });
+    expect(r.headers.get('x-request-id')).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(r.headers.get('x-request-id')).not.toBe(chosen);
+  });
+
   it('exposes Prometheus metrics', async () => {
     await fetch(`${stack().clickhouseUrl}/?query=SELECT%201`);
     const text = await (await fetch(`${stack().httpUrl}/metrics`)).text();

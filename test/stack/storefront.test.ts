@@ -10,7 +10,7 @@ import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
 import { createValueCodec, type ValueCodec } from '../../schemas/codec.ts';
 import { type RequestEvent, requestEvent } from '../../schemas/requests.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { stack } from '../helpers/stack.ts';
+import { sql, stack } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
@@ -183,6 +183,36 @@ describe('autocomplete over the real trending pipeline', () => {
     // under 2 characters → the store's top trending queries, with curation applied (the knockoff is suppressed)
     expect(top.originalQuery).toBeNull();
     expect(top.matchedQueries).toEqual([query, 'Alpine Parka Collection']);
+  });
+
+  it('search events sent to POST /beacon feed the suggestions too, one vote per session however often it searches', async () => {
+    const { storeId, token } = await createTestStore({ name: 'sf beacon searches' });
+    const tag = `b${Date.now().toString(36)}`;
+    const query = `${tag} mittens`;
+    const search = (session: string) => ({
+      event_id: ulid(),
+      event_type: 'search',
+      timestamp: new Date().toISOString(),
+      session_id: session,
+      query: `  ${query.toUpperCase()} `,
+      contextual_data: { search_source: 'typed' },
+    });
+    // 3 sessions, one of them searching 10 times: 3 votes, below a 4-voter query from the API path
+    const events = [search('s-1'), search('s-2'), ...Array.from({ length: 10 }, () => search('s-3'))];
+    const r = await fetch(`${stack().httpUrl}/beacon`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-storefront-access-token': token, 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0' },
+      body: JSON.stringify(events),
+    });
+    expect(r.status).toBe(201);
+    await searchEvents(storeId, `${tag} mitts`, 4);
+    const got = await pollUntil(() => suggestions(token, tag), (v) => v.matchedQueries.length >= 2, 10_000);
+    expect(got.matchedQueries).toEqual([`${tag} mitts`, query]);
+    const [row] = await sql<{ votes: string }>(
+      'SELECT uniqExactMerge(voters) AS votes FROM trending_queries WHERE store_id = {s:String} AND query = {q:String}',
+      { s: storeId, q: query },
+    );
+    expect(Number(row.votes)).toBe(3);
   });
 
   it('regional mode: a country with enough history gets its own suggestions; global mode gets the store-wide set', async () => {

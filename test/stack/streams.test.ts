@@ -5,23 +5,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stack } from '../helpers/stack.ts';
+import { sql, stack } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore } from '../helpers/stores.ts';
 
 const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-
-async function sql<T = Record<string, unknown>>(query: string, params: Record<string, string> = {}): Promise<T[]> {
-  const qs = Object.entries(params)
-    .map(([k, v]) => `&param_${k}=${encodeURIComponent(v)}`)
-    .join('');
-  const r = await fetch(`${stack().clickhouseUrl}/?default_format=JSONEachRow${qs}`, { method: 'POST', body: query });
-  const text = await r.text();
-  if (r.status !== 200) throw new Error(`${r.status}: ${text}`);
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as T);
-}
 
 async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
