@@ -202,7 +202,7 @@ describe('autocomplete over the real trending pipeline', () => {
     const r = await fetch(`${stack().httpUrl}/beacon`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-storefront-access-token': token, 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0' },
-      body: JSON.stringify(events),
+      body: JSON.stringify({ events }),
     });
     expect(r.status).toBe(201);
     await searchEvents(storeId, `${tag} mitts`, 4);
