@@ -92,12 +92,14 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     database,
     embedded,
     async query<T>(sql: string, params?: Params): Promise<T[]> {
-      const rs = await client.query({
-        query: scoped(sql),
-        query_params: params,
-        format: 'JSONEachRow',
+      return retryVanishedPart(embedded, async () => {
+        const rs = await client.query({
+          query: scoped(sql),
+          query_params: params,
+          format: 'JSONEachRow',
+        });
+        return rs.json<T>();
       });
-      return rs.json<T>();
     },
     async command(sql: string, params?: Params): Promise<void> {
       await client.command({ query: scoped(sql), query_params: params });
@@ -128,6 +130,23 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   };
   return db;
 }
+
+/**
+ * chDB can fail a read that picked a data part just as a background merge replaced and removed it
+ * ("filesystem error: in file_size: No such file or directory [...]/data.cmrk4"); the same read a moment
+ * later sees the merged part. Reads (never writes) are retried a few times on exactly that error.
+ */
+export async function retryVanishedPart<T>(embedded: boolean, read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      if (!embedded || attempt >= 4 || !VANISHED_PART.test(String((err as Error).message))) throw err;
+      await new Promise((r) => setTimeout(r, 10 * attempt));
+    }
+  }
+}
+const VANISHED_PART = /filesystem error: in (file_size|open|last_write_time)[^\n]*No such file or directory/i;
 
 function toStream(body: string) {
   // exec() accepts a stream of the body; chDB materializes it, HTTP streams it.

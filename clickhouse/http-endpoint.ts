@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Logger } from '../services/common/logger.ts';
 import { counter, histogram } from '../services/common/metrics.ts';
-import { assertIdentifier, type Db } from './client.ts';
+import { assertIdentifier, type Db, retryVanishedPart } from './client.ts';
 import { classifyReadOnly } from './readonly.ts';
 
 const MAX_QUERY_BYTES = 1024 * 1024;
@@ -118,12 +118,14 @@ export async function startSqlEndpoint(opts: { db: Db; host: string; port: numbe
       let output: Buffer;
       try {
         // Same engine session as the app: name the database on every statement (see client.ts).
-        const rs = await db.client.exec({
-          query: db.embedded ? `USE ${database}; ${sql}` : sql,
-          query_params: Object.keys(params).length ? params : undefined,
-          clickhouse_settings: { default_format: format } as never,
+        output = await retryVanishedPart(db.embedded, async () => {
+          const rs = await db.client.exec({
+            query: db.embedded ? `USE ${database}; ${sql}` : sql,
+            query_params: Object.keys(params).length ? params : undefined,
+            clickhouse_settings: { default_format: format } as never,
+          });
+          return collect(rs.stream);
         });
-        output = await collect(rs.stream);
       } catch (err) {
         throw toHttpError(err);
       }
