@@ -3,7 +3,25 @@
 import { Kafka, type KafkaConfig, logLevel, type Producer, type ProducerConfig } from 'kafkajs';
 import type { Logger } from './logger.ts';
 
+/**
+ * kafkajs 2.2.4 arms its request-queue timer with a negative delay when nothing is throttled, which Node
+ * ≥ 24 reports as a TimeoutNegativeWarning on every client (the timer fires after 1 ms, as kafkajs
+ * expects). Drop exactly that warning; every other warning still reaches Node's default handlers.
+ */
+function muteKafkajsTimerWarning(): void {
+  if (kafkajsTimerWarningMuted) return;
+  kafkajsTimerWarningMuted = true;
+  const handlers = process.listeners('warning');
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => {
+    if (w.name === 'TimeoutNegativeWarning') return;
+    for (const h of handlers) h(w);
+  });
+}
+let kafkajsTimerWarningMuted = false;
+
 export function createKafka(brokers: string[], clientId: string, logger: Logger, extra: Partial<KafkaConfig> = {}): Kafka {
+  muteKafkajsTimerWarning();
   return new Kafka({
     clientId,
     brokers,
