@@ -1,4 +1,7 @@
-// Every processor by name (`--processor <name>`, STREAMS_PROCESSORS, replay).
+// Every processor by name (`--processor <name>`, STREAMS_PROCESSORS, replay). The consumer group of a
+// processor is `streams.<name>` (runtime.ts `defaultGroupId`): renaming one would make it reprocess its
+// topic from the beginning, so names never change.
+import { catalogCollectionsProcessor, catalogContentProcessor, catalogInventoryProcessor, catalogPricingProcessor, catalogProductsProcessor } from '../services/catalog/projections.ts';
 import { eventsProcessor } from './events/processor.ts';
 import { ordersProcessor } from './orders/processor.ts';
 import { rejectedProcessor } from './rejected/processor.ts';
@@ -10,14 +13,27 @@ export const PROCESSORS: Record<string, Processor<any>> = {
   requests: requestsProcessor,
   orders: ordersProcessor,
   rejected: rejectedProcessor,
+  // the catalog projections (services/catalog/projections.ts): compacted topics, tombstones are deletes
+  catalog_products: catalogProductsProcessor,
+  catalog_collections: catalogCollectionsProcessor,
+  catalog_content: catalogContentProcessor,
+  catalog_inventory: catalogInventoryProcessor,
+  catalog_pricing: catalogPricingProcessor,
 };
 
-/** 'all' or a comma-separated list → processors; throws on an unknown name. */
+/** The processor of a name; `catalog-products` is accepted for `catalog_products` (and so on). */
+export function processorByName(name: string): Processor<any> | undefined {
+  const n = name.trim().replaceAll('-', '_');
+  return Object.hasOwn(PROCESSORS, n) ? PROCESSORS[n] : undefined;
+}
+
+/** 'all' or a comma-separated list → processors (each once); throws on an unknown name. */
 export function selectProcessors(spec: string): Processor<any>[] {
   if (spec.trim() === '' || spec === 'all') return Object.values(PROCESSORS);
-  return spec.split(',').map((n) => {
-    const p = PROCESSORS[n.trim()];
+  const out = spec.split(',').map((n) => {
+    const p = processorByName(n);
     if (!p) throw new Error(`unknown processor ${JSON.stringify(n)}; known: ${Object.keys(PROCESSORS).join(', ')}`);
     return p;
   });
+  return [...new Set(out)];
 }

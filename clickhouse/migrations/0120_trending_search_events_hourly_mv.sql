@@ -4,7 +4,9 @@ SELECT
     geo_country AS country,
     toStartOfHour(ts) AS bucket,
     query,
-    uniqExactState(if(session_id != '', session_id, ifNull(device_id, event_id))) AS voters,
+    -- voters spelled as in requests_raw.voter, so a shopper who searched through the API and reported
+    -- the search to /beacon votes once
+    uniqExactState(multiIf(session_id != '', concat('s:', session_id), ifNull(device_id, '') != '', concat('d:', assumeNotNull(device_id)), concat('e:', event_id))) AS voters,
     toUInt64(0) AS searches,
     toUInt64(0) AS zero_results,
     toUInt64(0) AS results_sum

@@ -1,6 +1,7 @@
 // The Avro value schema of every Kafka topic this contract set covers, generated from the zod schemas.
 // The registry subject of a topic is `<physical topic name>-value` (TopicNameStrategy).
 import type { Schema } from 'avsc';
+import { CATALOG_AVRO } from '../catalog.ts';
 import { EnrichedEventSchema, RejectedEventSchema } from '../events.ts';
 import { OrderSchema } from '../orders.ts';
 import { RequestEventSchema } from '../requests.ts';
@@ -42,6 +43,16 @@ export const VALUE_SCHEMAS = {
   rejected: rejectedEventAvro,
   requests: requestEventAvro,
   orders: orderAvro,
+} as const satisfies Partial<Record<TopicKey, Schema>>;
+
+/**
+ * The reader schema of every topic a stream processor consumes (streams/runtime/decoder.ts): the platform
+ * value schemas above plus the catalog records (schemas/catalog.ts, registered by the catalog writer).
+ * schemas/catalog.ts imports only ./generate.ts from this folder, so there is no import cycle.
+ */
+export const READER_SCHEMAS = {
+  ...VALUE_SCHEMAS,
+  ...CATALOG_AVRO,
 } as const satisfies Partial<Record<TopicKey, Schema>>;
 
 /** The registry subject of a topic's values (TopicNameStrategy). */

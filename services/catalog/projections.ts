@@ -1,6 +1,7 @@
 // The catalog projections: one stream processor per compacted catalog topic (the strategy shape of
 // streams/runtime/types.ts: parse → process into rows per table), writing the versioned tables of
-// migrations 0210-0228.
+// migrations 0210-0228. They are registered in streams/registry.ts, so the streams service runs them
+// (consumer groups `streams.<name>`) and the replay tool rebuilds their tables like any other's.
 //
 // Versioning. Every table is a ReplacingMergeTree(_version, is_deleted) keyed by store and id. `_version`
 // is a UInt128: the record's updated_at in milliseconds in the high 64 bits and the Kafka offset in the
@@ -10,10 +11,10 @@
 // the newest version it wrote for the key, see writer.ts), so a delete wins over everything before it.
 // Replaying a topic produces the same rows and the same versions, so a replay is harmless.
 //
-// Tombstones. The runtime (streams/runtime/runtime.ts) sends messages without a value to the DLQ. A
-// catalog processor needs them, so `withTombstones` (below) wraps the consumer client and the decoder:
-// a null value is handed on as a marker carrying the record key, which `parse` turns into a delete.
-import { Buffer } from 'node:buffer';
+// Tombstones. The runtime hands a message without a value to the processor's `parseTombstone(key)`
+// (streams/runtime/runtime.ts); here the record key names what is deleted (`parseCatalogKey`), and the
+// broker timestamp of the message (`Decoded.brokerTime`) is the delete's version. A key this platform
+// never writes goes to the DLQ with the reason.
 import {
   type CatalogCollection,
   type CatalogContent,
@@ -29,68 +30,19 @@ import {
   type CatalogTopicKey,
   parseCatalogKey,
 } from '../../schemas/catalog.ts';
-import type { ConsumerClient, ConsumerClientOptions, Decoded, ParseResult, Processor, ProcessResult, ValueDecoder } from '../../streams/runtime/types.ts';
+import type { CompareSpec, Decoded, ParseResult, Processor, ProcessResult } from '../../streams/runtime/types.ts';
 import { chTime, zodParse } from '../../streams/runtime/util.ts';
 import type { z } from 'zod';
-
-// ------------------------------------------------------------------------------------------------
-// tombstones through the runtime
-
-/** Prefix of the marker a tombstone is handed on as; never a Confluent frame (those start with 0). */
-export const TOMBSTONE_MARKER = Buffer.from([0xff, 0x54, 0x4f, 0x4d, 0x42]); // 0xFF "TOMB"
-
-export interface TombstoneValue {
-  __tombstone: true;
-  key: string;
-}
-
-function isTombstone(v: unknown): v is TombstoneValue {
-  return typeof v === 'object' && v !== null && (v as TombstoneValue).__tombstone === true;
-}
-
-/** A consumer client factory whose batches carry tombstones as markers (`TOMBSTONE_MARKER` + key). */
-export function tombstoneClientFactory(inner: (opts: ConsumerClientOptions) => ConsumerClient) {
-  return (opts: ConsumerClientOptions): ConsumerClient => {
-    const c = inner(opts);
-    return {
-      start: (onBatch) =>
-        c.start((batch) =>
-          onBatch({
-            ...batch,
-            messages: batch.messages.map((m) =>
-              m.value === null || m.value.length === 0 ? { ...m, value: Buffer.concat([TOMBSTONE_MARKER, m.key ?? Buffer.alloc(0)]) } : m,
-            ),
-          }),
-        ),
-      stop: () => c.stop(),
-      pause: () => c.pause(),
-      resume: () => c.resume(),
-      committed: (topic) => c.committed(topic),
-      highWatermarks: (topic) => c.highWatermarks(topic),
-    };
-  };
-}
-
-/** A decoder that turns tombstone markers into `TombstoneValue` and leaves the rest to `inner`. */
-export function tombstoneDecoder(inner: ValueDecoder): ValueDecoder {
-  return {
-    decode(buf, topic) {
-      if (buf.length >= TOMBSTONE_MARKER.length && buf.subarray(0, TOMBSTONE_MARKER.length).equals(TOMBSTONE_MARKER)) {
-        return Promise.resolve({ __tombstone: true, key: buf.subarray(TOMBSTONE_MARKER.length).toString('utf8') } satisfies TombstoneValue);
-      }
-      return inner.decode(buf, topic);
-    },
-  };
-}
 
 // ------------------------------------------------------------------------------------------------
 // shared
 
 export type Change<R> = { op: 'upsert'; record: R } | { op: 'delete'; ref: CatalogKeyRef };
 
-/** A catalog processor: a runtime strategy that also accepts tombstones (see `withTombstones`). */
+/** A catalog processor: a runtime strategy whose tombstones are deletes (`parseTombstone` is required). */
 export interface CatalogProcessor<R> extends Processor<Change<R>> {
   catalogTopic: CatalogTopicKey;
+  parseTombstone(key: Buffer | null): ParseResult<Change<R>>;
 }
 
 /** `_version` as a decimal string: updated_at ms (high 64 bits) then offset (low 64 bits). */
@@ -98,23 +50,37 @@ export function versionOf(ms: number, offset: bigint): string {
   return ((BigInt(Math.max(0, Math.trunc(ms))) << 64n) | (offset & 0xffffffffffffffffn)).toString();
 }
 
-function parser<R>(topic: CatalogTopicKey, schema: z.ZodType<R>): (v: unknown) => ParseResult<Change<R>> {
+function parser<R>(schema: z.ZodType<R>): (v: unknown) => ParseResult<Change<R>> {
   return (v) => {
-    if (isTombstone(v)) {
-      const ref = parseCatalogKey(topic, v.key);
-      return ref ? { ok: true, value: { op: 'delete', ref } } : { ok: false, reason: `tombstone with an unrecognised key ${JSON.stringify(v.key.slice(0, 200))}` };
-    }
     const r = zodParse(schema, v);
     return r.ok ? { ok: true, value: { op: 'upsert', record: r.value as R } } : r;
   };
 }
 
+/** A tombstone's record key → the delete it stands for; a key this platform never writes is refused. */
+export function tombstoneParser<R>(topic: CatalogTopicKey): (key: Buffer | null) => ParseResult<Change<R>> {
+  return (key) => {
+    if (key === null || key.length === 0) return { ok: false, reason: 'a tombstone without a record key' };
+    const text = key.toString('utf8');
+    const ref = parseCatalogKey(topic, text);
+    return ref ? { ok: true, value: { op: 'delete', ref } } : { ok: false, reason: `unrecognised ${topic} key ${JSON.stringify(text.slice(0, 200))}` };
+  };
+}
+
 /**
- * How a replay compares live and shadow tables: distinct keys per store and update day. A key updated on
- * several days counts on each day it has a row; once compaction dropped older versions from the log, a
- * rebuilt table has fewer (expected differences, see docs/catalog.md).
+ * How a replay compares live and shadow tables: the latest state (FINAL: deleted keys and superseded
+ * versions left out, whatever the background merges did), per store and day of the current version's
+ * updated_at — the number of current keys and a checksum over their whole rows. Compaction of the log
+ * drops only superseded records (the writer makes the last record of a key its newest version) and
+ * tombstones past delete.retention.ms (whose keys are gone from the latest state either way), so a
+ * rebuild equals the live tables unless processing changed. (`tuple(*)`: cityHash64 of several
+ * arguments is NULL when any is, and the tables have Nullable columns.)
  */
-const LATEST = { day: 'updated_at', measure: 'uniqExact(_version)' };
+const LATEST: CompareSpec = {
+  day: 'updated_at',
+  measure: "concat(toString(count()), ' current, checksum ', hex(sum(cityHash64(tuple(*)))))",
+  final: true,
+};
 
 const meta = (d: Decoded<unknown>, ms: number) => ({
   _version: versionOf(ms, d.position.offset),
@@ -223,7 +189,8 @@ export const catalogProductsProcessor: CatalogProcessor<CatalogProduct> = {
   topic: 'products',
   catalogTopic: 'products',
   tables: { written: ['catalog_products'], views: [], compare: { catalog_products: LATEST } },
-  parse: parser('products', CatalogProductSchema),
+  parseTombstone: tombstoneParser('products'),
+  parse: parser(CatalogProductSchema),
   async process(batch: Decoded<Change<CatalogProduct>>[]): Promise<ProcessResult> {
     const rows = batch.map((d) => {
       const c = d.value;
@@ -248,7 +215,8 @@ export const catalogCollectionsProcessor: CatalogProcessor<CatalogCollection> = 
     views: [],
     compare: { catalog_collections: LATEST, catalog_collection_members: LATEST },
   },
-  parse: parser('collections', CatalogCollectionSchema),
+  parseTombstone: tombstoneParser('collections'),
+  parse: parser(CatalogCollectionSchema),
   async process(batch: Decoded<Change<CatalogCollection>>[]): Promise<ProcessResult> {
     const collections: object[] = [];
     const members: object[] = [];
@@ -326,7 +294,8 @@ export const catalogContentProcessor: CatalogProcessor<CatalogContent> = {
   topic: 'content',
   catalogTopic: 'content',
   tables: { written: ['catalog_content'], views: [], compare: { catalog_content: LATEST } },
-  parse: parser('content', CatalogContentSchema),
+  parseTombstone: tombstoneParser('content'),
+  parse: parser(CatalogContentSchema),
   async process(batch: Decoded<Change<CatalogContent>>[]): Promise<ProcessResult> {
     const rows = batch.map((d) => {
       const c = d.value;
@@ -394,7 +363,8 @@ export const catalogInventoryProcessor: CatalogProcessor<CatalogInventoryLevel> 
   topic: 'inventory',
   catalogTopic: 'inventory',
   tables: { written: ['catalog_inventory_levels'], views: [], compare: { catalog_inventory_levels: LATEST } },
-  parse: parser('inventory', CatalogInventoryLevelSchema),
+  parseTombstone: tombstoneParser('inventory'),
+  parse: parser(CatalogInventoryLevelSchema),
   async process(batch: Decoded<Change<CatalogInventoryLevel>>[]): Promise<ProcessResult> {
     const rows = batch.map((d) => {
       const c = d.value;
@@ -443,7 +413,8 @@ export const catalogPricingProcessor: CatalogProcessor<CatalogPricing> = {
     views: [],
     compare: { catalog_prices: LATEST, catalog_b2b_catalogs: LATEST },
   },
-  parse: parser('pricing', CatalogPricingSchema),
+  parseTombstone: tombstoneParser('pricing'),
+  parse: parser(CatalogPricingSchema),
   async process(batch: Decoded<Change<CatalogPricing>>[]): Promise<ProcessResult> {
     const prices: object[] = [];
     const catalogs: object[] = [];

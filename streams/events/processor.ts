@@ -64,6 +64,7 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
   },
   parse: (value) => zodParse(EnrichedEventSchema, value),
   dedupKey: (e) => `${e.store_id}:${e.event_id}`,
+  ledger: { table: 'events_raw', idColumn: 'event_id', timeColumn: 'ts' },
   async process(batch: Decoded<EnrichedEvent>[], ctx: ProcessContext, partition: number): Promise<ProcessResult> {
     const raw = batch.map((d) => rawRow(d));
     // the cells of trending_search_events_hourly this chunk feeds (same filter as its materialized view)

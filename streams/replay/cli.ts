@@ -14,7 +14,7 @@ import { loadConfigOrExit, topicName } from '../../services/common/config.ts';
 import { createIdempotentProducer, createKafka } from '../../services/common/kafka.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
-import { PROCESSORS } from '../registry.ts';
+import { PROCESSORS, processorByName } from '../registry.ts';
 import { registryDecoder } from '../runtime/decoder.ts';
 import { kafkajsClientFactory } from '../runtime/kafkajs-client.ts';
 import type { RuntimeDeps } from '../runtime/types.ts';
@@ -42,7 +42,8 @@ try {
   process.stderr.write(`--from: ${(err as Error).message}\n`);
   process.exit(64);
 }
-if (!PROCESSORS[args.processor]) {
+const processor = processorByName(args.processor);
+if (!processor) {
   process.stderr.write(`--processor: unknown processor ${JSON.stringify(args.processor)}; known: ${Object.keys(PROCESSORS).join(', ')}\n`);
   process.exit(64);
 }
@@ -143,7 +144,7 @@ if (config.embedded.clickhouse) {
   const redis = createRedis(config.redisUrl, { connectionName: 'replay-cli' });
   const kafka = createKafka(config.kafkaBrokers, 'replay-cli', logger);
   const producer = createIdempotentProducer(kafka);
-  const key = PROCESSORS[args.processor].topic as TopicKey;
+  const key = processor.topic as TopicKey;
   const deps: RuntimeDeps = {
     db,
     redis,

@@ -9,11 +9,16 @@
 //   3. cut-over: the live runner of the processor is stopped (in this process) or must be stopped
 //      (distributed mode: the group must have no members); the replay continues to the live group's
 //      committed offsets, so shadow and live have read exactly the same messages;
-//   4. live and shadow are compared per store and day (row counts / summed measures) and differences
+//   4. live and shadow are compared per store and day (row counts / summed measures; versioned tables
+//      such as the catalog's are read with FINAL, so the latest state is compared) and differences
 //      are reported;
 //   5. swap: `EXCHANGE TABLES t AND t__shadow` for each table (atomic per table: a reader sees the old or
 //      the new table, never a missing one), the live group's offsets move to where the replay stopped,
-//      the live state namespace switches to the replay's, the live runner starts again.
+//      the live state namespace switches to the replay's, the live runner starts again. Plain views
+//      over a swapped table (e.g. catalog_products_current) name it and so read the new one at once;
+//      only materialized views are bound to their source and target, hence re-created over the shadows.
+// Tombstones reach the replayed processor exactly as they reach the live one (`parseTombstone`), so a
+// processor of a compacted topic (the catalog projections) rebuilds its deletes too.
 // Only a replay from the earliest retained offset swaps by default: a partial replay (time, offsets)
 // rebuilds only part of the history, so it compares and keeps its shadow tables unless
 // `allowPartialSwap` is given.
@@ -24,10 +29,10 @@ import { assertIdentifier, type Db } from '../../clickhouse/client.ts';
 import { TOPICS, type TopicKey } from '../../schemas/topics.ts';
 import { type Config, topicName } from '../../services/common/config.ts';
 import type { Logger } from '../../services/common/logger.ts';
-import { PROCESSORS } from '../registry.ts';
+import { PROCESSORS, processorByName } from '../registry.ts';
 import { BatchJournal } from '../runtime/journal.ts';
 import { defaultGroupId, ProcessorRunner } from '../runtime/runtime.ts';
-import type { Processor, RuntimeDeps } from '../runtime/types.ts';
+import type { CompareSpec, Processor, RuntimeDeps } from '../runtime/types.ts';
 import { liveNamespace, namespaceKey, type Streams } from '../service.ts';
 
 export type ReplayFrom = { kind: 'earliest' } | { kind: 'time'; ms: number } | { kind: 'offsets'; offsets: Map<number, bigint> };
@@ -99,7 +104,8 @@ const MAX_DIFFS_PER_TABLE = 100;
 
 /** Check a request before anything starts (unknown processor, partial swap without consent). */
 export function validateReplay(opts: ReplayOptions): { processor: Processor<any>; swap: boolean } {
-  const processor = PROCESSORS[opts.processor] as Processor<any> | undefined;
+  // own properties only ('constructor' is no processor); `catalog-products` finds `catalog_products`
+  const processor = processorByName(opts.processor);
   if (!processor) throw new ReplayError(422, `unknown processor ${JSON.stringify(opts.processor)}; known: ${Object.keys(PROCESSORS).join(', ')}`, 'processor');
   const full = opts.from.kind === 'earliest';
   const swap = opts.swap ?? full;
@@ -312,11 +318,11 @@ async function dropShadowViews(db: Db, processor: Processor<any>) {
 export async function compareTable(
   db: Db,
   table: string,
-  spec: { day: string; measure: string } | undefined,
+  spec: CompareSpec | undefined,
   sinceDay?: string,
 ): Promise<TableDiff[]> {
   if (!spec) return [];
-  const final = /_raw$/.test(table) ? ' FINAL' : '';
+  const final = spec.final || /_raw$/.test(table) ? ' FINAL' : '';
   const q = (t: string) =>
     `SELECT store_id, toString(toDate(${spec.day})) AS d, toString(${spec.measure}) AS m FROM ${assertIdentifier(t)}${final}
      ${sinceDay ? 'WHERE toDate(' + spec.day + ') >= toDate({since:String})' : ''} GROUP BY store_id, d`;

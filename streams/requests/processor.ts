@@ -24,6 +24,7 @@ export const requestsProcessor: Processor<RequestEvent> = {
   },
   parse: (value) => zodParse(RequestEventSchema, value),
   dedupKey: (r) => `${r.store_id}:${r.request_id}`,
+  ledger: { table: 'requests_raw', idColumn: 'request_id', timeColumn: 'ts' },
   async process(batch: Decoded<RequestEvent>[], ctx: ProcessContext): Promise<ProcessResult> {
     const rows = batch.map((d) => requestRow(d));
     const trending = new TrendingKeys();

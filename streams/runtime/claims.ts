@@ -7,26 +7,140 @@
 // a batch re-read after a crash yields the same rows (and the same dedup token), and a duplicate counts
 // once in every table fed by the processor. Claims expire after the dedup horizon
 // (STREAMS_DEDUP_HORIZON_HOURS); a duplicate arriving later than that counts again.
+//
+// When Redis loses its data (a FLUSHALL, a new instance, a restore without the AOF) the claims are gone,
+// and a client retry of an event stored before would be claimed afresh. The claim pipeline therefore
+// also keeps a marker key per topic (`sd:streams:claims-epoch:<topic>`, no expiry): finding it missing means Redis
+// forgot, and for one dedup horizon from then every fresh claim is checked against the processor's
+// ledger — the raw table that holds every owned id with its log position (`events_raw.event_id`,
+// `requests_raw.request_id`). An id found there at another position is a duplicate, and its Redis claim
+// is restored to that position, so the decision stays a function of the log.
 import type { Redis } from 'ioredis';
+import { assertIdentifier, type Db } from '../../clickhouse/client.ts';
+import type { Logger } from '../../services/common/logger.ts';
+
+/** The raw table in which a processor stores every id it owns, with the row's log position (`_partition`,
+ *  `_offset`) — read only after Redis lost its claims. */
+export interface ProcessorLedger {
+  table: string;
+  /** the id column (the part of `dedupKey` after `<store_id>:`) */
+  idColumn: string;
+  /** event-time column, to bound the lookup to the dedup horizon */
+  timeColumn: string;
+}
+
+const epochKey = (topic: string) => `sd:streams:claims-epoch:${topic}`;
+const verifyUntilKey = (topic: string) => `sd:streams:claims-verify-until:${topic}`;
+
+export interface ClaimItem {
+  /** `<store_id>:<id>` */
+  key: string;
+  /** `<topic>/<partition>/<offset>` */
+  position: string;
+}
 
 export class Claims {
   private readonly redis: Redis;
   private readonly ttlSeconds: number;
+  private readonly ledger?: { db: Db; spec: ProcessorLedger; logger: Logger };
+  /** ms until which fresh claims are verified against the ledger (0 = not verifying) */
+  private verifyUntil = 0;
+  private verifyLoaded = false;
 
-  constructor(redis: Redis, horizonHours: number) {
+  constructor(redis: Redis, horizonHours: number, ledger?: { db: Db; spec: ProcessorLedger; logger: Logger }) {
     this.redis = redis;
     this.ttlSeconds = Math.max(1, Math.round(horizonHours * 3600));
+    this.ledger = ledger;
+    if (ledger) {
+      assertIdentifier(ledger.spec.table);
+      assertIdentifier(ledger.spec.idColumn);
+    }
   }
 
   /** For each (key, position), whether the message is the owner of its key (true) or a duplicate. */
-  async claim(topic: string, items: { key: string; position: string }[]): Promise<boolean[]> {
+  async claim(topic: string, items: ClaimItem[]): Promise<boolean[]> {
     if (items.length === 0) return [];
     const pipe = this.redis.pipeline();
-    for (const it of items) pipe.call('SET', `sd:streams:dedup:${topic}:${it.key}`, it.position, 'NX', 'GET', 'EX', String(this.ttlSeconds));
+    if (this.ledger) pipe.call('SET', epochKey(topic), String(Date.now()), 'NX', 'GET');
+    for (const it of items) pipe.call('SET', claimKey(topic, it.key), it.position, 'NX', 'GET', 'EX', String(this.ttlSeconds));
     const replies = (await pipe.exec()) ?? [];
-    return replies.map(([err, prior], i) => {
-      if (err) throw err;
-      return prior === null || prior === items[i].position;
+    for (const [err] of replies) if (err) throw err;
+    const epoch = this.ledger ? (replies.shift() as [Error | null, unknown])[1] : undefined;
+    const prior = replies.map(([, v]) => v as string | null);
+    const owners = prior.map((p, i) => p === null || p === items[i].position);
+    if (!this.ledger) return owners;
+
+    await this.loadVerifyWindow(topic, epoch === null);
+    if (Date.now() >= this.verifyUntil) return owners;
+    const fresh = items.filter((_, i) => prior[i] === null);
+    if (fresh.length === 0) return owners;
+    const stored = await this.ledgerPositions(topic, fresh.map((f) => f.key));
+    const restore = this.redis.pipeline();
+    items.forEach((it, i) => {
+      const original = prior[i] === null ? stored.get(it.key) : undefined;
+      if (original === undefined || original === it.position) return;
+      owners[i] = false;
+      restore.call('SET', claimKey(topic, it.key), original, 'EX', String(this.ttlSeconds));
     });
+    if (restore.length) await restore.exec();
+    return owners;
   }
+
+  /** Starts (or resumes) the verification window; `forgotten` = the epoch marker was just re-created. */
+  private async loadVerifyWindow(topic: string, forgotten: boolean): Promise<void> {
+    const ledger = this.ledger as NonNullable<typeof this.ledger>;
+    if (forgotten) {
+      // a fresh Redis over an empty ledger is a first start, not a loss
+      const [row] = await ledger.db.query<{ n: string | number }>(`SELECT count() AS n FROM (SELECT 1 FROM ${ledger.spec.table} LIMIT 1)`);
+      if (Number(row?.n ?? 0) > 0) {
+        this.verifyUntil = Date.now() + this.ttlSeconds * 1000;
+        await this.redis.set(verifyUntilKey(topic), String(this.verifyUntil), 'EX', this.ttlSeconds);
+        ledger.logger.warn({ until: new Date(this.verifyUntil).toISOString() }, 'Redis lost the dedup claims: verifying new ids against the ledger for one dedup horizon');
+      }
+      this.verifyLoaded = true;
+      return;
+    }
+    if (!this.verifyLoaded) {
+      this.verifyUntil = Number((await this.redis.get(verifyUntilKey(topic))) ?? 0);
+      this.verifyLoaded = true;
+    }
+  }
+
+  /** The log position (`topic/partition/offset`) each key was first written at, where the ledger has it. */
+  private async ledgerPositions(topic: string, keys: string[]): Promise<Map<string, string>> {
+    const { db, spec } = this.ledger as NonNullable<typeof this.ledger>;
+    const pairs = keys.map((k) => {
+      const cut = k.indexOf(':');
+      return [k.slice(0, cut), k.slice(cut + 1)] as const;
+    });
+    const rows = await db.query<{ store_id: string; id: string; p: number; o: string }>(
+      `SELECT store_id, ${spec.idColumn} AS id, _partition AS p, toString(min(_offset)) AS o
+       FROM ${spec.table}
+       WHERE store_id IN {stores:Array(String)} AND ${spec.idColumn} IN {ids:Array(String)}
+         AND ${spec.timeColumn} >= now() - toIntervalSecond({horizon:UInt32}) - toIntervalDay(1)
+       GROUP BY store_id, id, p`,
+      { stores: [...new Set(pairs.map((p) => p[0]))], ids: [...new Set(pairs.map((p) => p[1]))], horizon: this.ttlSeconds },
+    );
+    const out = new Map<string, string>();
+    for (const r of rows) {
+      const key = `${r.store_id}:${r.id}`;
+      const pos = `${topic}/${r.p}/${r.o}`;
+      const prev = out.get(key);
+      // the earliest position in the log owns the id
+      if (prev === undefined || comparePositions(pos, prev) < 0) out.set(key, pos);
+    }
+    return out;
+  }
+}
+
+function claimKey(topic: string, key: string): string {
+  return `sd:streams:dedup:${topic}:${key}`;
+}
+
+function comparePositions(a: string, b: string): number {
+  const [, pa, oa] = a.split('/');
+  const [, pb, ob] = b.split('/');
+  if (pa !== pb) return Number(pa) - Number(pb);
+  const d = BigInt(oa) - BigInt(ob);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
 }

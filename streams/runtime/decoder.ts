@@ -1,6 +1,7 @@
 // The registry-backed value decoder: Confluent framing + Avro, resolved into the reader schema this code
-// was built against (schemas/avro), so processors read older and newer writer schemas alike.
-import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
+// was built against (READER_SCHEMAS in schemas/avro: the platform topics and the catalog topics), so
+// processors read older and newer writer schemas alike.
+import { READER_SCHEMAS } from '../../schemas/avro/index.ts';
 import { CodecError, createValueCodec, type ValueCodec } from '../../schemas/codec.ts';
 import { RegistryError } from '../../schemas/registry-client.ts';
 import type { TopicKey } from '../../schemas/topics.ts';
@@ -9,7 +10,7 @@ import { UndecodableError, type ValueDecoder } from './types.ts';
 export function registryDecoder(registryUrl: string, topics: { key: TopicKey; name: string }[], codec?: ValueCodec): ValueDecoder {
   const c = codec ?? createValueCodec({ registryUrl });
   for (const { key, name } of topics) {
-    const schema = (VALUE_SCHEMAS as Partial<Record<TopicKey, unknown>>)[key];
+    const schema = (READER_SCHEMAS as Partial<Record<TopicKey, unknown>>)[key];
     if (schema) c.useReaderSchema(name, schema as Parameters<ValueCodec['useReaderSchema']>[1]);
   }
   return {

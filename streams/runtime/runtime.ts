@@ -4,8 +4,10 @@
 //   1. the chunk's [first, last] is cut at a boundary recorded in the batch journal when one exists
 //      (a retry after a crash reproduces the lost attempt exactly), then recorded;
 //   2. decode (Confluent framing + Avro via the registry) and validate (zod); failures go to
-//      `<topic>.dlq` with the reason and the original position in headers, and never block the partition;
-//   3. duplicates by business id are removed (claims.ts);
+//      `<topic>.dlq` with the reason and the original position in headers, and never block the partition.
+//      A tombstone (no value) goes to the processor's `parseTombstone(key)` when it has one (a delete on
+//      a compacted topic), else to the DLQ;
+//   3. duplicates by business id are removed (claims.ts; tombstones are never duplicates);
 //   4. the processor turns the rest into rows per table;
 //   5. each table is written with insert_deduplication_token `${topic}/${partition}/${first}-${last}`
 //      (plus `/${table}` when the processor writes several tables);
@@ -79,7 +81,11 @@ export class ProcessorRunner<T> {
     this.groupId = opts.groupId ?? defaultGroupId(processor.name);
     this.topic = deps.topicName(processor.topic as TopicKey);
     this.journal = new BatchJournal(deps.redis, this.groupId);
-    this.claims = new Claims(deps.redis, opts.dedupHorizonHours);
+    this.claims = new Claims(
+      deps.redis,
+      opts.dedupHorizonHours,
+      processor.ledger ? { db: deps.db, spec: processor.ledger, logger: deps.logger.child({ processor: processor.name }) } : undefined,
+    );
     this.mode = opts.replay ? 'replay' : 'live';
     const suffix = opts.tableSuffix ?? '';
     const ns = opts.stateNamespace ?? 'live';
@@ -261,8 +267,19 @@ export class ProcessorRunner<T> {
       dlq.push({ topic: dlqTopic(topic), key: m.key, value: m.value, headers });
     };
     for (const m of chunk) {
+      const position = { topic, partition, offset: BigInt(m.offset) };
       if (!m.value || m.value.length === 0) {
-        toDlq(m, 'empty', 'message has no value');
+        // a tombstone: a processor that knows deletes turns its key into a value, else it is poison
+        if (!this.processor.parseTombstone) {
+          toDlq(m, 'empty', 'message has no value');
+          continue;
+        }
+        const parsed = this.processor.parseTombstone(m.key);
+        if (!parsed.ok) {
+          toDlq(m, 'invalid', `tombstone: ${parsed.reason}`);
+          continue;
+        }
+        decoded.push({ value: parsed.value, position, brokerTime: Number(m.timestamp), tombstone: true });
         continue;
       }
       let raw: unknown;
@@ -278,14 +295,15 @@ export class ProcessorRunner<T> {
         toDlq(m, 'invalid', parsed.reason);
         continue;
       }
-      decoded.push({ value: parsed.value, position: { topic, partition, offset: BigInt(m.offset) }, brokerTime: Number(m.timestamp) });
+      decoded.push({ value: parsed.value, position, brokerTime: Number(m.timestamp) });
     }
 
-    // duplicates by business id: the first position to claim an id owns it (stable under re-reads)
+    // duplicates by business id: the first position to claim an id owns it (stable under re-reads).
+    // Tombstones are never claimed nor dropped: a delete is not a repeat of its key's upsert.
     let kept = decoded;
     const keyOf = this.processor.dedupKey?.bind(this.processor);
     if (keyOf) {
-      const withKey = decoded.map((d) => ({ d, key: keyOf(d.value) }));
+      const withKey = decoded.map((d) => ({ d, key: d.tombstone ? undefined : keyOf(d.value) }));
       const claimed = withKey.filter((x) => x.key !== undefined);
       const owners = await this.claims.claim(
         topic,

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Db } from '../../clickhouse/client.ts';
 import type { Logger } from '../../services/common/logger.ts';
 import type { TopicKey } from '../../schemas/topics.ts';
+import type { ProcessorLedger } from './claims.ts';
 
 // ------------------------------------------------------------------ the Kafka side
 
@@ -72,8 +73,10 @@ export interface Position {
 export interface Decoded<T> {
   value: T;
   position: Position;
-  /** broker timestamp, ms */
+  /** broker timestamp, ms (for a tombstone: the time the producer gave the delete) */
   brokerTime: number;
+  /** true when the message was a tombstone (no value) turned into `value` by `parseTombstone` */
+  tombstone?: boolean;
 }
 
 /** Rows for one table, in the order they are written. */
@@ -109,9 +112,18 @@ export interface ProcessorTables {
   written: string[];
   /** materialized views fed by a written table: the view and its target table */
   views: { view: string; target: string }[];
-  /** per table (written and view targets): how replay compares live and shadow per store and day —
-   *  the time column and the measure summed (e.g. `count()`, `sum(sessions)`) */
-  compare: Record<string, { day: string; measure: string }>;
+  /** per table (written and view targets): how replay compares live and shadow per store and day */
+  compare: Record<string, CompareSpec>;
+}
+
+export interface CompareSpec {
+  /** the time column whose UTC day groups the comparison */
+  day: string;
+  /** the aggregate compared (e.g. `count()`, `sum(sessions)`) */
+  measure: string;
+  /** read the table with FINAL (ReplacingMergeTree: compare the merged latest state, whatever parts
+   *  the background merges have or have not collapsed yet). `*_raw` tables are always read so. */
+  final?: boolean;
 }
 
 export interface Processor<T> {
@@ -120,8 +132,18 @@ export interface Processor<T> {
   tables: ProcessorTables;
   /** validate a decoded Avro value (zod); a failure sends the message to the DLQ with the reason */
   parse(value: unknown): ParseResult<T>;
-  /** key for duplicate suppression (event_id, order_id…); undefined = never a duplicate */
+  /**
+   * Turn a tombstone (a message without a value: null or zero bytes, i.e. a delete on a compacted
+   * topic) into a value from its record key. A failure sends the message to the DLQ with the reason.
+   * Without this hook every tombstone goes to the DLQ (`empty: message has no value`).
+   */
+  parseTombstone?(key: Buffer | null): ParseResult<T>;
+  /** key for duplicate suppression (event_id, order_id…); undefined = never a duplicate. Never asked
+   *  for tombstones: a delete is not a repeat of its key's upsert, and applying it twice is harmless */
   dedupKey?(value: T): string | undefined;
+  /** where the ids of `dedupKey` are stored with their log position; consulted only after Redis lost
+   *  its dedup claims (streams/runtime/claims.ts), so a client retry still counts once */
+  ledger?: ProcessorLedger;
   /** turn one batch (duplicates removed) into rows */
   process(batch: Decoded<T>[], ctx: ProcessContext, partition: number): Promise<ProcessResult>;
 }

@@ -30,7 +30,7 @@ import {
   normalizePrice,
   normalizeProduct,
 } from '../../services/catalog/normalize.ts';
-import { CATALOG_PROCESSORS, type CatalogProcessor, TOMBSTONE_MARKER, tombstoneDecoder } from '../../services/catalog/projections.ts';
+import { CATALOG_PROCESSORS, type CatalogProcessor } from '../../services/catalog/projections.ts';
 import type { Decoded } from '../../streams/runtime/types.ts';
 import { privateDb } from '../helpers/chdb.ts';
 import { shopifyArticle, shopifyCollection, shopifyProduct } from './fixtures.ts';
@@ -49,7 +49,6 @@ afterAll(async () => {
 type Msg = { value: unknown } | { tombstone: string };
 
 const processorFor = (topic: CatalogTopicKey) => CATALOG_PROCESSORS.find((p) => p.catalogTopic === topic) as CatalogProcessor<unknown>;
-const decoder = tombstoneDecoder({ decode: async () => { throw new Error('unexpected framed value'); } });
 
 /** Run messages through Avro, the processor and the insert, as one runtime chunk; returns the token used. */
 async function deliver(topic: CatalogTopicKey, msgs: Msg[], opts: { brokerTime?: number; replayFrom?: bigint } = {}): Promise<string> {
@@ -59,12 +58,10 @@ async function deliver(topic: CatalogTopicKey, msgs: Msg[], opts: { brokerTime?:
   const first = next;
   const batch: Decoded<unknown>[] = [];
   for (const m of msgs) {
-    let raw: unknown;
-    if ('tombstone' in m) raw = await decoder.decode(Buffer.concat([TOMBSTONE_MARKER, Buffer.from(m.tombstone)]), topic);
-    else raw = type.fromBuffer(type.toBuffer(m.value));
-    const parsed = p.parse(raw);
+    // a tombstone reaches the processor through parseTombstone(key), a value through Avro and parse
+    const parsed = 'tombstone' in m ? p.parseTombstone(Buffer.from(m.tombstone)) : p.parse(type.fromBuffer(type.toBuffer(m.value)));
     if (!parsed.ok) throw new Error(parsed.reason);
-    batch.push({ value: parsed.value, position: { topic, partition: 0, offset: next }, brokerTime: opts.brokerTime ?? Date.now() });
+    batch.push({ value: parsed.value, position: { topic, partition: 0, offset: next }, brokerTime: opts.brokerTime ?? Date.now(), tombstone: 'tombstone' in m });
     next++;
   }
   if (opts.replayFrom === undefined) offsets.set(topic, next);

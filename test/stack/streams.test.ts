@@ -3,6 +3,7 @@
 // endpoint's guard rails.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, stack } from '../helpers/stack.ts';
@@ -105,6 +106,30 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
     const metrics = await (await fetch(`${stack().httpUrl}/metrics`)).text();
     expect(metrics).toMatch(/stream_messages_total\{processor="events",mode="live",outcome="written"\} \d+/);
     expect(metrics).toMatch(/stream_batch_messages_count\{processor="events",mode="live"\} [1-9]/);
+  });
+
+  it('counts a client retry once even after Redis forgot every dedup mark (the processors check their ledger)', async () => {
+    const view = { event_id: ulid(), event_type: 'product_view', timestamp: new Date().toISOString(), session_id: 'forgetful', product_id: 777 };
+    await beacon([view]);
+    await until(async () => ((await sql<{ n: number }>('SELECT count() AS n FROM events_raw WHERE store_id = {s:String} AND product_id = 777', { s: storeId }))[0].n ? true : undefined));
+    // Redis loses what it knew of this event: the beacon's mark, the processor's claim and the epoch marker
+    const redis = new Redis(stack().redisUrl);
+    try {
+      const keys = [...(await redis.keys(`*${view.event_id}*`)), ...(await redis.keys('sd:streams:claims-epoch:*'))];
+      expect(keys.length).toBeGreaterThanOrEqual(3);
+      await redis.del(...keys);
+    } finally {
+      redis.disconnect();
+    }
+    await beacon([view]);
+    // a marker event behind the retry in the same session (same partition): once it is in, the retry was processed
+    const marker = { ...view, event_id: ulid(), product_id: 778 };
+    await beacon([marker]);
+    await until(async () => ((await sql<{ n: number }>('SELECT count() AS n FROM events_raw WHERE store_id = {s:String} AND product_id = 778', { s: storeId }))[0].n ? true : undefined));
+    expect(await sql('SELECT count() AS n FROM events_raw WHERE store_id = {s:String} AND product_id = 777', { s: storeId })).toEqual([{ n: 1 }]);
+    expect(await sql('SELECT sum(views) AS v FROM product_daily_engagement WHERE store_id = {s:String} AND product_id = 777', { s: storeId })).toEqual([{ v: 1 }]);
+    const metrics = await (await fetch(`${stack().httpUrl}/metrics`)).text();
+    expect(metrics).toMatch(/stream_messages_total\{processor="events",mode="live",outcome="duplicate"\} [1-9]/);
   });
 
   it('guards POST /internal/replay with a bearer token and validates the request with field paths', async () => {
