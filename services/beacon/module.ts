@@ -17,9 +17,11 @@ import { storeDirectory } from '../store-config/module.ts';
 import { createEventDedup } from './dedup.ts';
 import { beaconMetrics } from './metrics.ts';
 import { type BeaconPluginOptions, beaconPlugin } from './plugin.ts';
-import { prepareBatch } from './prepare.ts';
+import { fastPathSupports } from './fast-event.ts';
+import { HashPartitioner } from './murmur2.ts';
+import { holdHere, type PrepareSettings, prepareBatch } from './prepare.ts';
 import { createPreparePool, type PreparePool } from './prepare-pool.ts';
-import { createProduceQueue } from './produce-queue.ts';
+import { createProduceQueue, type ProduceQueue, type QueuedRecord } from './produce-queue.ts';
 import { ensureTopics } from './topics.ts';
 
 export type BeaconSettings = Pick<
@@ -40,6 +42,11 @@ export interface BeaconSetup {
   directory: Pick<StoreDirectory, 'authenticate'>;
   logger: Logger;
   settings: BeaconSettings;
+  /**
+   * the Kafka bootstrap brokers: with them, prepare workers produce themselves (each its own idempotent
+   * producer); without, the values come back to this thread's producer
+   */
+  brokers?: string[];
   /** default: a codec on `registryUrl` */
   codec?: ValueCodec;
   registryUrl?: string;
@@ -83,31 +90,51 @@ export async function createBeacon(setup: BeaconSetup): Promise<Beacon> {
   const registered = [];
   for (const s of schemas) registered.push({ ...s, id: await codec.register(s.topic, s.schema) });
 
-  // validation, enrichment and encoding: in worker threads when there is more than one core
-  const prepareSettings = { topics, maxClockSkewMs: settings.BEACON_MAX_CLOCK_SKEW_MS };
+  // validation, enrichment and encoding: in worker threads when there is more than one core; the fast
+  // path only when the events schema is the layout it writes
+  const fast = fastPathSupports(registered[0].schema);
+  if (!fast) log.warn('beacon: the events value schema is not the layout of the fast path (services/beacon/fast-event.ts); every event takes the zod/avsc path');
+  const prepareSettings: PrepareSettings = { topics, maxClockSkewMs: settings.BEACON_MAX_CLOCK_SKEW_MS, fastSchemaId: fast ? registered[0].id : undefined };
   const workers = settings.BEACON_WORKERS >= 0 ? settings.BEACON_WORKERS : Math.min(4, Math.max(0, availableParallelism() - 1));
+  const onBatch = ({ records, seconds, ok }: { records: number; seconds: number; ok: boolean }) => {
+    beaconMetrics.produceBatches.observe(records);
+    beaconMetrics.produceSeconds.observe({ outcome: ok ? 'ok' : 'error' }, seconds);
+  };
   let pool: PreparePool | undefined;
+  const producing = workers > 0 && (setup.brokers?.length ?? 0) > 0;
   if (workers > 0) {
-    pool = await createPreparePool({ size: workers, init: { schemas: registered, settings: prepareSettings }, logger: log });
-    log.info({ workers }, 'beacon prepare workers started');
+    const kafka = producing
+      ? {
+          brokers: setup.brokers ?? [],
+          clientId: 'beacon-worker',
+          lingerMs: settings.BEACON_LINGER_MS,
+          timeoutMs: settings.BEACON_PRODUCE_TIMEOUT_MS,
+          logLevel: setup.logger.level,
+        }
+      : undefined;
+    pool = await createPreparePool({ size: workers, init: { schemas: registered, settings: prepareSettings, kafka }, logger: log, onBatch });
+    log.info({ workers, producing }, 'beacon prepare workers started');
   }
 
-  const producer = createIdempotentProducer(setup.kafka, {
-    // bounded retries: a request waits at most BEACON_PRODUCE_TIMEOUT_MS, then answers 503
-    retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1_000 },
-  });
-  const queue = createProduceQueue({
-    producer,
-    logger: log,
-    lingerMs: settings.BEACON_LINGER_MS,
-    timeoutMs: settings.BEACON_PRODUCE_TIMEOUT_MS,
-    onBatch: ({ records, seconds, ok }) => {
-      beaconMetrics.produceBatches.observe(records);
-      beaconMetrics.produceSeconds.observe({ outcome: ok ? 'ok' : 'error' }, seconds);
-    },
-  });
-  await producer.connect().catch((err: Error) => log.warn({ err: err.message }, 'beacon producer: Kafka not reachable yet'));
-  const depthTimer = setInterval(() => beaconMetrics.queueDepth.set(queue.depth), 1_000);
+  // without producing workers: one produce queue on this thread
+  let queue: ProduceQueue | undefined;
+  if (!producing) {
+    const producer = createIdempotentProducer(setup.kafka, {
+      // the DefaultPartitioner's key → partition mapping, with the key hash computed where the key was built
+      createPartitioner: HashPartitioner,
+      // bounded retries: a request waits at most BEACON_PRODUCE_TIMEOUT_MS, then answers 503
+      retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1_000 },
+    });
+    queue = createProduceQueue({
+      producer,
+      logger: log,
+      lingerMs: settings.BEACON_LINGER_MS,
+      timeoutMs: settings.BEACON_PRODUCE_TIMEOUT_MS,
+      onBatch,
+    });
+    await producer.connect().catch((err: Error) => log.warn({ err: err.message }, 'beacon producer: Kafka not reachable yet'));
+  }
+  const depthTimer = setInterval(() => beaconMetrics.queueDepth.set((queue?.depth ?? 0) + (pool?.depth ?? 0)), 1_000);
   depthTimer.unref();
 
   const dedup = createEventDedup({
@@ -119,12 +146,19 @@ export async function createBeacon(setup: BeaconSetup): Promise<Beacon> {
     },
   });
 
+  function prepareFor(pool: PreparePool | undefined, queue: ProduceQueue | undefined): BeaconPluginOptions['prepare'] {
+    if (pool && !queue) return (input) => pool.prepareAndHold(input);
+    const q = queue as ProduceQueue;
+    const send = (records: QueuedRecord[]) => q.send(records);
+    if (pool) return async (input) => holdHere(await pool.prepare(input), input.server.store_id, topics, send);
+    return (input) => holdHere(prepareBatch(input, prepareSettings, codec), input.server.store_id, topics, send);
+  }
+
   return {
     options: {
       directory: setup.directory,
-      queue,
       dedup,
-      prepare: pool ? (input) => pool.prepare(input) : (input) => prepareBatch(input, prepareSettings, codec),
+      prepare: prepareFor(pool, queue),
       topics,
       trustedProxies,
       bodyLimitBytes: settings.BEACON_BODY_LIMIT_BYTES,
@@ -133,7 +167,7 @@ export async function createBeacon(setup: BeaconSetup): Promise<Beacon> {
     topics,
     async close() {
       clearInterval(depthTimer);
-      await queue.close();
+      await queue?.close();
       await pool?.close();
     },
   };
@@ -150,6 +184,7 @@ export const beaconModule: AppModule = {
       logger: ctx.logger.child({ module: 'beacon' }),
       settings: config,
       registryUrl: config.schemaRegistryUrl,
+      brokers: config.kafkaBrokers,
     });
     await ctx.http.register(beaconPlugin, beacon.options);
     // closers run in reverse order: the HTTP server (registered after the modules) closes first,

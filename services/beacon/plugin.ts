@@ -14,17 +14,19 @@ import type { StoreDirectory, StoreRecord } from '../store-config/api.ts';
 import { clientIp, geoFromIp, inferChannel, parseUserAgent } from '../common/enrich.ts';
 import type { EventDedup } from './dedup.ts';
 import { beaconMetrics as m } from './metrics.ts';
-import type { FieldError, PrepareInput, PrepareResult, Rejection } from './prepare.ts';
-import { ProduceUnavailableError, type ProduceQueue, type QueuedRecord } from './produce-queue.ts';
+import type { FieldError, Prepared, PrepareInput, Rejection } from './prepare.ts';
+import { ProduceUnavailableError } from './produce-queue.ts';
 
 export type { FieldError, Rejection } from './prepare.ts';
 
 export interface BeaconPluginOptions {
   directory: Pick<StoreDirectory, 'authenticate'>;
-  queue: ProduceQueue;
   dedup: EventDedup;
-  /** validation, enrichment and encoding of one request's body: inline or in a worker (prepare-pool.ts) */
-  prepare: (input: PrepareInput) => Promise<PrepareResult> | PrepareResult;
+  /**
+   * validation, enrichment and encoding of one request's body, inline or in a worker (prepare-pool.ts);
+   * the result's `produce` sends it to Kafka (through a produce queue here or in the worker)
+   */
+  prepare: (input: PrepareInput) => Promise<Prepared> | Prepared;
   /** physical topic names */
   topics: { events: string; rejected: string };
   trustedProxies: BlockList;
@@ -74,7 +76,7 @@ function batchError(reply: FastifyReply, status: number, code: string, message: 
 }
 
 export async function beaconPlugin(app: FastifyInstance, opts: BeaconPluginOptions) {
-  const { directory, queue, dedup, topics } = opts;
+  const { directory, dedup } = opts;
 
   // Every content type is read as JSON: navigator.sendBeacon sends strings as text/plain (which also
   // spares the page a CORS preflight), fetch sends application/json. The text is parsed by prepare
@@ -137,7 +139,7 @@ export async function beaconPlugin(app: FastifyInstance, opts: BeaconPluginOptio
     };
 
     // validate, enrich and encode (inline or in a worker)
-    let prepared: PrepareResult;
+    let prepared: Prepared;
     try {
       prepared = await opts.prepare({ text: typeof req.body === 'string' ? req.body : '', server, receivedMs });
     } catch (err) {
@@ -145,25 +147,19 @@ export async function beaconPlugin(app: FastifyInstance, opts: BeaconPluginOptio
       return unavailable(reply, 'error', 1);
     }
     if (!prepared.ok) return batchError(reply, 422, 'invalid_batch', prepared.message, prepared.fields);
-    const { events: valid, rejections, batchDuplicates, clamped } = prepared;
+    const { eventIds, rejections, batchDuplicates, clamped } = prepared;
     for (const r of rejections) m.rejected.inc({ store: storeId, reason: r.code });
     if (clamped > 0) m.clamped.inc({ store: storeId }, clamped);
+    if (prepared.slow > 0) m.slowPath.inc(prepared.slow);
 
     // deduplicate against what Kafka already acknowledged, produce the rest with the rejections
-    const seenBefore = valid.length > 0 ? await dedup.check(storeId, valid.map((v) => v.eventId)) : undefined;
-    const records: QueuedRecord[] = [];
+    const seenBefore = eventIds.length > 0 ? await dedup.check(storeId, eventIds) : undefined;
     let storedDuplicates = 0;
-    for (let i = 0; i < valid.length; i++) {
-      if (seenBefore?.states[i] === 'duplicate') {
-        storedDuplicates++;
-        continue;
-      }
-      records.push({ topic: topics.events, key: valid[i].key, value: valid[i].value });
-    }
-    for (const value of prepared.rejectedValues) records.push({ topic: topics.rejected, key: storeId, value });
+    const duplicate = seenBefore?.states.map((s) => s === 'duplicate');
+    if (duplicate) for (const d of duplicate) if (d) storedDuplicates++;
 
     try {
-      await queue.send(records);
+      await prepared.produce(duplicate);
     } catch (err) {
       // nothing was marked as seen (marks are written only after the acknowledgement): a retry is produced
       if (!(err instanceof ProduceUnavailableError)) req.log.error({ err }, 'beacon: produce failed unexpectedly');
@@ -171,13 +167,13 @@ export async function beaconPlugin(app: FastifyInstance, opts: BeaconPluginOptio
     }
     await seenBefore?.commit();
 
-    const produced = valid.length - storedDuplicates;
+    const produced = eventIds.length - storedDuplicates;
     if (produced > 0) m.accepted.inc({ store: storeId }, produced);
     if (storedDuplicates > 0) m.duplicates.inc({ store: storeId, scope: 'stored' }, storedDuplicates);
     if (batchDuplicates > 0) m.duplicates.inc({ store: storeId, scope: 'batch' }, batchDuplicates);
     m.requests.inc({ status: '201' });
     const body: BeaconResponse = {
-      accepted: valid.length + batchDuplicates,
+      accepted: eventIds.length + batchDuplicates,
       duplicates: storedDuplicates + batchDuplicates,
       rejected: rejections.length,
       rejections,

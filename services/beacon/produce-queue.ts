@@ -10,8 +10,10 @@ import type { Logger } from '../common/logger.ts';
 
 export interface QueuedRecord {
   topic: string;
-  key: string;
+  key: string | Buffer;
   value: Buffer;
+  /** murmur2 hash of the key when already known (HashPartitioner in murmur2.ts uses it) */
+  keyHash?: number;
 }
 
 export type UnavailableReason = 'kafka_error' | 'timeout' | 'failing' | 'overloaded' | 'shutdown';
@@ -144,7 +146,7 @@ export function createProduceQueue(opts: ProduceQueueOptions): ProduceQueue {
       for (const r of e.records) {
         let list = byTopic.get(r.topic);
         if (!list) byTopic.set(r.topic, (list = []));
-        list.push({ key: r.key, value: r.value });
+        list.push(r.keyHash === undefined ? { key: r.key, value: r.value } : ({ key: r.key, value: r.value, keyHash: r.keyHash } as Message));
         records++;
       }
     }

@@ -216,6 +216,7 @@ export async function startBeaconApp(opts: {
     logger,
     settings: { ...config, ...opts.settings },
     codec,
+    brokers: opts.brokers,
   });
   const app = Fastify();
   await app.register(beaconPlugin, beacon.options);

@@ -55,7 +55,7 @@ describe('prepareBatch inline and in workers', () => {
     const worker = await pool.prepare({ text, server, receivedMs });
     expect(worker).toEqual(inline);
     if (!worker.ok) throw new Error('expected ok');
-    expect(worker.events.map((e) => e.key)).toEqual(['store-prep:s1', 'store-prep:s2']);
+    expect(worker.events.map((e) => e.key.toString())).toEqual(['store-prep:s1', 'store-prep:s2']);
     expect(worker.batchDuplicates).toBe(1);
     expect(worker.clamped).toBe(1);
     expect(worker.rejections).toEqual([{ index: 3, code: 'missing_field', path: 'product_id', reason: expect.any(String) }]);

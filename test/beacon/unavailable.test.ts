@@ -30,7 +30,10 @@ async function post(app: BeaconApp, body: unknown) {
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
 }
 
-describe('POST /beacon when Kafka is unreachable', () => {
+describe.each([
+  { mode: 'inline prepare, producer on the main thread', workers: 0 },
+  { mode: 'a producing prepare worker', workers: 1 },
+])('POST /beacon when Kafka is unreachable ($mode)', ({ workers }) => {
   let redis: RedisServer;
   let broker: TestBroker;
   let app: BeaconApp;
@@ -42,7 +45,7 @@ describe('POST /beacon when Kafka is unreachable', () => {
       brokers: broker.brokers,
       redisUrl: redis.url,
       stores: [{ storeId: STORE, token: TOKEN }],
-      settings: { BEACON_PRODUCE_TIMEOUT_MS: 2_000, BEACON_WORKERS: 0 }, // inline prepare (plugin.test.ts covers the workers)
+      settings: { BEACON_PRODUCE_TIMEOUT_MS: 2_000, BEACON_WORKERS: workers },
     });
   });
   afterAll(async () => {
