@@ -541,7 +541,8 @@ export interface ServerFields {
   clamped_timestamp?: string;
 }
 
-const EMPTY: Omit<EnrichedEvent, keyof ServerFields | 'event_id' | 'event_type' | 'timestamp' | 'session_id' | 'shopping_channel' | 'contextual_data' | 'timestamp_clamped'> = {
+/** Every optional event field, unset (the base every enriched event is built on). */
+export const EMPTY_EVENT_FIELDS: Omit<EnrichedEvent, keyof ServerFields | 'event_id' | 'event_type' | 'timestamp' | 'session_id' | 'shopping_channel' | 'contextual_data' | 'timestamp_clamped'> = {
   customer_id: null,
   device_id: null,
   attribution_token: null,
@@ -577,7 +578,7 @@ const EMPTY: Omit<EnrichedEvent, keyof ServerFields | 'event_id' | 'event_type' 
 export function enrichEvent(event: EngagementEvent, server: ServerFields): EnrichedEvent {
   const { inferred_channel, clamped_timestamp, ...serverFields } = server;
   return {
-    ...EMPTY,
+    ...EMPTY_EVENT_FIELDS,
     ...event,
     ...serverFields,
     timestamp: clamped_timestamp ?? event.timestamp,

@@ -1,6 +1,4 @@
-// Real components for the standalone beacon suites: a redis-server child process and an embedded broker
-// of their own, each on a free port and a fresh directory.
-import { type ChildProcess, spawn } from 'node:child_process';
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,41 +14,11 @@ import { loadConfig } from '../../services/common/config.ts';
 import { createKafka } from '../../services/common/kafka.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
-import { ensureRedisServer, freePorts, tcpOpen } from '../../deploy/local/stack.ts';
 import { type RegistryClient, RegistryError } from '../../schemas/registry-client.ts';
 import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import type { StoreDirectory, StoreRecord, StoreStatus } from '../../services/store-config/api.ts';
 
-export interface RedisServer {
-  url: string;
-  stop(): Promise<void>;
-}
-
-export async function startRedis(): Promise<RedisServer> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'sd-beacon-redis-'));
-  const [port] = await freePorts(1);
-  const child: ChildProcess = spawn(
-    ensureRedisServer(),
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--loglevel', 'warning'],
-    { stdio: 'ignore' },
-  );
-  const deadline = Date.now() + 10_000;
-  while (!(await tcpOpen('127.0.0.1', port))) {
-    if (Date.now() > deadline) throw new Error('redis-server did not start');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+export { type RedisServer, startRedis } from '../helpers/redis.ts';
 
 export interface TestBroker {
   broker: Broker;

@@ -1,17 +1,10 @@
-// Standalone harness for the storefront frame: the real plugin on a Fastify instance configured as the
-// app configures its server, a real redis-server child process, and a store directory held in memory
-// (items validated with the same schemas/config.ts the real directory uses).
-import { type ChildProcess, spawn } from 'node:child_process';
+
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { type ConfigInput, type ConfigKind, type ConfigPayload, itemIdOf, validateConfig } from '../../schemas/config.ts';
 import type { RequestEvent } from '../../schemas/requests.ts';
-import { ensureRedisServer, freePorts, tcpOpen } from '../../deploy/local/stack.ts';
 import { parseTrustedProxies } from '../../services/common/enrich.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import type { AuthResult, ConfigChange, StoreDirectory, StoreRecord } from '../../services/store-config/api.ts';
@@ -21,36 +14,7 @@ import { STOREFRONT_PREFIX, storefrontPlugin } from '../../services/storefront/p
 import { createRateLimiter, type RateLimitSettings } from '../../services/storefront/rate-limit.ts';
 import { StoreViews } from '../../services/storefront/store-view.ts';
 
-export interface RedisServer {
-  url: string;
-  stop(): Promise<void>;
-}
-
-export async function startRedis(): Promise<RedisServer> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'sd-sf-redis-'));
-  const [port] = await freePorts(1);
-  const child: ChildProcess = spawn(
-    ensureRedisServer(),
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--loglevel', 'warning'],
-    { stdio: 'ignore' },
-  );
-  const deadline = Date.now() + 10_000;
-  while (!(await tcpOpen('127.0.0.1', port))) {
-    if (Date.now() > deadline) throw new Error('redis-server did not start');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+export { type RedisServer, startRedis } from '../helpers/redis.ts';
 
 /** A StoreDirectory over memory with the real directory's semantics (hashed tokens, typed items). */
 export class MemoryDirectory implements StoreDirectory {

@@ -9,7 +9,7 @@ import { Kafka, logLevel, type Producer } from 'kafkajs';
 import pino from 'pino';
 import { ulid } from 'ulid';
 import { ensureRedisServer, freePorts, tcpOpen } from '../../deploy/local/stack.ts';
-import type { EnrichedEvent } from '../../schemas/events.ts';
+import { EMPTY_EVENT_FIELDS, type EnrichedEvent } from '../../schemas/events.ts';
 import type { Order } from '../../schemas/orders.ts';
 import type { RequestEvent } from '../../schemas/requests.ts';
 import { requestEvent } from '../../schemas/requests.ts';
@@ -115,36 +115,8 @@ export function enrichedEvent(fields: Partial<EnrichedEvent> & Pick<EnrichedEven
     event_id: ulid(),
     received_at: fields.timestamp,
     timestamp_clamped: false,
-    customer_id: null,
-    device_id: null,
-    attribution_token: null,
+    ...EMPTY_EVENT_FIELDS,
     shopping_channel: 'web',
-    marketing_source: null,
-    marketing_medium: null,
-    marketing_campaign: null,
-    marketing_term: null,
-    marketing_content: null,
-    product_id: null,
-    variant_id: null,
-    position: null,
-    block_id: null,
-    query: null,
-    collection_handle: null,
-    content_type: null,
-    content_id: null,
-    content_handle: null,
-    banner_id: null,
-    rule_id: null,
-    banner_type: null,
-    banner_mode: null,
-    web_position: null,
-    mobile_position: null,
-    quantity: null,
-    price: null,
-    currency: null,
-    order_id: null,
-    total_price: null,
-    line_items: [],
     contextual_data: {},
     geo_country: 'US',
     geo_region: null,
