@@ -1,14 +1,22 @@
-// Autocomplete benchmark on a real single-node stack of its own (redis-server, embedded broker, app):
+// Autocomplete benchmark on real single-node stacks of its own (redis-server, embedded broker, app):
 //
-//  1. the in-process index alone: suggest() p50/p99 over a synthetic store of 20 000 trending queries
-//  2. HTTP at concurrency 50 (autocannon): GET /api/storefront/v1/search/complete (auth, rate limit,
-//     context, index, request event) next to two baselines in the same run: the app's own /healthz route
-//     (same process, same global hooks) and a bare Fastify hello-world process
-//  3. freshness: 25 sessions search a new query (request events acknowledged by the broker) → the
-//     query is suggested for its prefix (pipeline: broker → requests processor → ClickHouse →
-//     agg:trending → index); p50/p95 over several rounds
+//  1. the in-process index alone: suggest() p50/p99 over a synthetic store of 20 000 trending queries,
+//     computed (answer cache off) and as served (answer cache on, a repeating mix of prefixes)
+//  2. HTTP (autocannon) against GET /api/storefront/v1/search/complete (auth, rate limit, context, index,
+//     request event) next to two baselines in the same run: a bare Fastify hello-world process and the
+//     app's own /healthz route (same process, same global hooks):
+//       - saturated: 50 connections as fast as they go (throughput; latency there is queueing: with 50
+//         requests always outstanding, mean latency = 50 / throughput)
+//       - fixed rate: 50 connections offering BENCH_RATE req/s in total (latency under a given load)
+//     twice: the default app (stream processors and chDB in the same process, consuming the request
+//     events each autocomplete request emits) and the same app with STREAMS_ENABLED=false (seeded through
+//     agg:trending instead), so the share of the single-node design shows separately
+//  3. freshness (default app): 25 sessions search a new query (request events acknowledged by the broker)
+//     → the query is suggested for its prefix (pipeline: broker → requests processor → ClickHouse →
+//     agg:trending → index); p50/p95 over several rounds, split at the agg:trending message
 //
-// Run: node bench/autocomplete.ts   (BENCH_SECONDS=8, BENCH_ROUNDS=10 to change)
+// Run: node bench/autocomplete.ts   (BENCH_SECONDS=8, BENCH_ROUNDS=10, BENCH_RATE=2000 to change;
+// BENCH_CPU_PROF=<dir> writes V8 CPU profiles of the app processes)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
@@ -19,11 +27,13 @@ import { ulid } from 'ulid';
 import { freePorts, startStack, tcpOpen } from '../deploy/local/stack.ts';
 import { VALUE_SCHEMAS } from '../schemas/avro/index.ts';
 import { createValueCodec } from '../schemas/codec.ts';
+import { Redis } from 'ioredis';
 import { type RequestEvent, requestEvent } from '../schemas/requests.ts';
 import { TOPICS } from '../schemas/topics.ts';
 import { loadConfig } from '../services/common/config.ts';
 import { openConfigWriter } from '../services/store-config/writer.ts';
 import { AutocompleteIndex } from '../services/storefront/autocomplete/index.ts';
+import { publishTrending, TRENDING_CHANNEL } from '../streams/trending/notify.ts';
 
 // autocannon ships no type declarations; the part used here
 interface CannonResult {
@@ -35,6 +45,7 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const RATE = Number(process.env.BENCH_RATE ?? 2000);
 
 const COLORS = ['red', 'blue', 'black', 'white', 'green', 'navy', 'beige', 'pink', 'grey', 'olive', 'brown', 'yellow'];
 const ITEMS = ['dress', 'shirt', 'jeans', 'sneakers', 'boots', 'jacket', 'parka', 'hoodie', 'skirt', 'sandals', 'scarf', 'hat', 'socks', 'blazer', 'coat', 'shorts', 'sweater', 'bag', 'belt', 'gloves'];
@@ -68,35 +79,40 @@ const pct = (xs: number[], p: number) => {
 const fmt = (n: number, d = 2) => n.toFixed(d);
 
 function microBench() {
-  const idx = new AutocompleteIndex({ rebuildDebounceMs: 0 });
   const rows = syntheticQueries(20_000);
-  const t0 = performance.now();
-  idx.load('bench', { storeWide: rows, byCountry: {} });
-  const buildMs = performance.now() - t0;
   const prefixes = rows.slice(0, 2_000).map((r) => r.query.slice(0, 2 + (r.query.length % 6)));
-  for (const p of prefixes.slice(0, 500)) idx.suggest('bench', { query: p, country: null, mode: 'global' });
-  const times: number[] = [];
-  for (let i = 0; i < 20_000; i++) {
-    const q = prefixes[i % prefixes.length];
-    const a = performance.now();
-    idx.suggest('bench', { query: q, country: null, mode: 'global' });
-    times.push((performance.now() - a) * 1000);
+  for (const cache of [false, true]) {
+    const idx = new AutocompleteIndex({ rebuildDebounceMs: 0, answerCacheSize: cache ? 4096 : 0 });
+    const t0 = performance.now();
+    idx.load('bench', { storeWide: rows, byCountry: {} });
+    const buildMs = performance.now() - t0;
+    for (const p of prefixes.slice(0, 500)) idx.suggest('bench', { query: p, country: null, mode: 'global' });
+    const times: number[] = [];
+    for (let i = 0; i < 20_000; i++) {
+      const q = prefixes[i % prefixes.length];
+      const a = performance.now();
+      idx.suggest('bench', { query: q, country: null, mode: 'global' });
+      times.push((performance.now() - a) * 1000);
+    }
+    console.log(
+      `index: 20 000 queries built in ${fmt(buildMs, 0)} ms; suggest() ${cache ? 'as served (answer cache, 2 000 prefixes)' : 'computed (no answer cache)     '} p50 ${fmt(pct(times, 50), 1)} µs, p99 ${fmt(pct(times, 99), 1)} µs, max ${fmt(Math.max(...times), 0)} µs`,
+    );
   }
-  console.log(`index: 20 000 queries built in ${fmt(buildMs, 0)} ms; suggest() p50 ${fmt(pct(times, 50), 0)} µs, p99 ${fmt(pct(times, 99), 0)} µs, max ${fmt(Math.max(...times), 0)} µs`);
 }
 
-async function cannon(title: string, url: string, headers: Record<string, string>, paths?: string[]) {
+async function cannon(title: string, url: string, headers: Record<string, string>, paths?: string[], rate?: number) {
   let i = 0;
   const result = await autocannon({
     url,
     connections: 50,
     duration: SECONDS,
     headers,
+    ...(rate ? { overallRate: rate } : {}),
     requests: paths ? [{ method: 'GET', setupRequest: (req: { path: string }) => ({ ...req, path: paths[i++ % paths.length] }) }] : undefined,
   });
   const non2xx = result.non2xx;
   console.log(
-    `${title.padEnd(34)} ${fmt(result.requests.average, 0).padStart(7)} req/s   p50 ${fmt(result.latency.p50).padStart(6)} ms   p99 ${fmt(result.latency.p99).padStart(6)} ms${non2xx ? `   (${non2xx} non-2xx)` : ''}`,
+    `${title.padEnd(44)} ${fmt(result.requests.average, 0).padStart(7)} req/s   p50 ${fmt(result.latency.p50).padStart(6)} ms   p99 ${fmt(result.latency.p99).padStart(6)} ms${non2xx ? `   (${non2xx} non-2xx)` : ''}`,
   );
   return result;
 }
@@ -112,11 +128,17 @@ async function helloWorld(port: number): Promise<ChildProcess> {
   return child;
 }
 
-async function main() {
-  microBench();
+interface Running {
+  base: string;
+  brokers: string[];
+  registryUrl: string;
+  redisUrl: string;
+  stop(): Promise<void>;
+}
 
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sd-bench-ac-'));
-  const [http, kafkaPort, registry, clickhouse, redis, hello] = await freePorts(6);
+async function startBenchStack(label: string, extra: Record<string, string>): Promise<Running> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `sd-bench-ac-${label}-`));
+  const [http, kafkaPort, registry, clickhouse, redis] = await freePorts(5);
   const env = {
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
@@ -128,115 +150,241 @@ async function main() {
     LOG_LEVEL: 'warn',
     DEMO_STORE: 'false',
     SERVICE_BUILD: 'bench',
-    // the limiter still runs (one Redis round trip per request) but never refuses here
+    // the limiter still runs (local buckets, synced with Redis in the background) but never refuses here
     STOREFRONT_RATE_LIMIT_PER_SEC: '1000000',
     STOREFRONT_RATE_LIMIT_BURST: '1000000',
     STOREFRONT_RATE_LIMIT_PER_IP_PER_SEC: '1000000',
     STOREFRONT_RATE_LIMIT_PER_IP_BURST: '1000000',
+    ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF, label)}` } : {}),
+    ...extra,
   };
   const config = loadConfig({ ...process.env, ...env, KAFKA_BROKERS: '', REDIS_URL: '', CLICKHOUSE_URL: '', SCHEMA_REGISTRY_URL: '' });
   const log = createWriteStream(path.join(dataDir, 'stack.log'));
   const stack = await startStack(config, { output: (c, line) => log.write(`[${c}] ${line}\n`), appEnv: env });
-  const base = stack.urls.http;
-  const helloChild = await helloWorld(hello);
-  const brokers = [`127.0.0.1:${kafkaPort}`];
-  const registryUrl = `http://127.0.0.1:${registry}`;
-  const kafka = new Kafka({ clientId: 'bench-autocomplete', brokers, logLevel: logLevel.NOTHING });
-  const producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
-  const writer = openConfigWriter({ brokers, registryUrl, clientId: 'bench-autocomplete-writer' });
+  return {
+    base: stack.urls.http,
+    brokers: [`127.0.0.1:${kafkaPort}`],
+    registryUrl: `http://127.0.0.1:${registry}`,
+    redisUrl: `redis://127.0.0.1:${redis}`,
+    async stop() {
+      await stack.stop();
+      log.end();
+      if (!process.env.KEEP_BENCH_DATA) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function createStore(s: Running) {
+  const writer = openConfigWriter({ brokers: s.brokers, registryUrl: s.registryUrl, clientId: 'bench-autocomplete-writer' });
   try {
-    await producer.connect();
-    const codec = createValueCodec({ registryUrl });
-    const topic = TOPICS.requests.name;
-    await codec.register(topic, VALUE_SCHEMAS.requests);
     const store = await writer.createStore({ name: 'autocomplete bench' });
     for (;;) {
-      const r = await fetch(`${base}/internal/store-config/caught-up?partition=${store.partition}&offset=${store.offset}&wait_ms=2000`);
+      const r = await fetch(`${s.base}/internal/store-config/caught-up?partition=${store.partition}&offset=${store.offset}&wait_ms=2000`);
       if (r.ok && ((await r.json()) as { caught_up: boolean }).caught_up) break;
     }
-    const headers = { 'x-storefront-access-token': store.token, 'user-agent': 'Mozilla/5.0 (bench) Chrome/120.0' };
-
-    const searches = (query: string, sessions: number) =>
-      Array.from({ length: sessions }, (_, i) => {
-        const e: RequestEvent = requestEvent({
-          request_id: ulid(),
-          store_id: store.storeId,
-          kind: 'search',
-          occurred_at: new Date().toISOString(),
-          device_type: 'desktop',
-          status_code: 200,
-          latency_ms: 2,
-          session_id: `bench-${query}-${i}`,
-          query,
-          normalized_query: query,
-          geo_country: 'US',
-          total_results: 10,
-          result_count: 10,
-        });
-        return { key: `${store.storeId}:${i}`, value: codec.encode(topic, e) };
-      });
-
-    // seed 2 000 trending queries through the pipeline
-    const seed = syntheticQueries(2_000, 7);
-    let batch: { key: string; value: Buffer }[] = [];
-    for (const r of seed) {
-      batch.push(...searches(r.query, Math.min(5, Math.max(1, Math.round(r.score / 40)))));
-      if (batch.length >= 1_000) {
-        await producer.send({ topic, messages: batch, acks: -1 });
-        batch = [];
-      }
-    }
-    if (batch.length) await producer.send({ topic, messages: batch, acks: -1 });
-    const probe = seed[seed.length - 1].query;
-    const seededBy = Date.now() + 120_000;
-    for (;;) {
-      const r = await fetch(`${base}/api/storefront/v1/search/complete?query=${encodeURIComponent(probe)}`, { headers });
-      const body = (await r.json()) as { matchedQueries?: string[] };
-      if (body.matchedQueries?.includes(probe)) break;
-      if (Date.now() > seededBy) throw new Error('seeded queries never became suggestible (is the streams module running?)');
-      await new Promise((res) => setTimeout(res, 200));
-    }
-
-    // HTTP at concurrency 50
-    const paths = seed.slice(0, 500).map((r) => `/api/storefront/v1/search/complete?query=${encodeURIComponent(r.query.slice(0, 2 + (r.query.length % 5)))}`);
-    console.log(`HTTP, 50 connections, ${SECONDS} s each:`);
-    const hw = await cannon('fastify hello-world (own process)', `http://127.0.0.1:${hello}/`, {});
-    const hz = await cannon('app GET /healthz (same process)', `${base}/healthz`, {});
-    const ac = await cannon('GET /search/complete', base, headers, paths);
-    console.log(
-      `ratio /search/complete vs hello-world: ${fmt(ac.requests.average / hw.requests.average)}× throughput, p99 ${fmt(ac.latency.p99 / Math.max(hw.latency.p99, 0.01))}×; vs /healthz: ${fmt(ac.requests.average / hz.requests.average)}× throughput, p99 ${fmt(ac.latency.p99 / Math.max(hz.latency.p99, 0.01))}×`,
-    );
-
-    // freshness
-    const lat: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const word = `fr${round}${Date.now().toString(36)}`;
-      const query = `${word} trench coat`;
-      await producer.send({ topic, messages: searches(query, 25), acks: -1 });
-      const acked = performance.now();
-      const deadline = acked + 30_000;
-      for (;;) {
-        const r = await fetch(`${base}/api/storefront/v1/search/complete?query=${word.slice(0, 5)}`, { headers });
-        const body = (await r.json()) as { matchedQueries?: string[] };
-        if (body.matchedQueries?.includes(query)) {
-          lat.push(performance.now() - acked);
-          break;
-        }
-        if (performance.now() > deadline) {
-          lat.push(Number.POSITIVE_INFINITY);
-          break;
-        }
-        await new Promise((res) => setTimeout(res, 10));
-      }
-    }
-    console.log(`freshness (25 sessions' searches acknowledged → suggested), ${ROUNDS} rounds: p50 ${fmt(pct(lat, 50), 0)} ms, p95 ${fmt(pct(lat, 95), 0)} ms, max ${fmt(Math.max(...lat), 0)} ms`);
+    return store;
   } finally {
-    await producer.disconnect().catch(() => {});
     await writer.close().catch(() => {});
+  }
+}
+
+async function waitSuggested(base: string, headers: Record<string, string>, probe: string) {
+  const seededBy = Date.now() + 120_000;
+  for (;;) {
+    const r = await fetch(`${base}/api/storefront/v1/search/complete?query=${encodeURIComponent(probe)}`, { headers });
+    const body = (await r.json()) as { matchedQueries?: string[] };
+    if (body.matchedQueries?.includes(probe)) return;
+    if (Date.now() > seededBy) throw new Error(`seeded query "${probe}" never became suggestible`);
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+const seed = syntheticQueries(2_000, 7);
+const votesOf = (score: number) => Math.min(5, Math.max(1, Math.round(score / 40)));
+const paths = seed.slice(0, 500).map((r) => `/api/storefront/v1/search/complete?query=${encodeURIComponent(r.query.slice(0, 2 + (r.query.length % 5)))}`);
+
+interface HttpFigures {
+  healthz: CannonResult;
+  ac: CannonResult;
+  acRate: CannonResult;
+}
+
+async function httpPhase(label: string, base: string, headers: Record<string, string>): Promise<HttpFigures> {
+  const healthz = await cannon(`${label}: GET /healthz, saturated`, `${base}/healthz`, {});
+  const ac = await cannon(`${label}: GET /search/complete, saturated`, base, headers, paths);
+  const acRate = await cannon(`${label}: GET /search/complete @ ${RATE}/s`, base, headers, paths, RATE);
+  return { healthz, ac, acRate };
+}
+
+/** the requests processor's chunk counters from the app's /metrics */
+async function processorMetrics(base: string) {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const value = (re: RegExp) => {
+    let sum = 0;
+    for (const m of text.matchAll(re)) sum += Number(m[1]);
+    return sum;
+  };
+  return {
+    at: performance.now(),
+    chunks: value(/^stream_batch_seconds_count\{[^}]*processor="requests"[^}]*mode="live"[^}]*\} (\S+)$/gm),
+    chunkSeconds: value(/^stream_batch_seconds_sum\{[^}]*processor="requests"[^}]*mode="live"[^}]*\} (\S+)$/gm),
+    messages: value(/^stream_batch_messages_sum\{[^}]*processor="requests"[^}]*mode="live"[^}]*\} (\S+)$/gm),
+  };
+}
+
+function diffMetrics(a: Awaited<ReturnType<typeof processorMetrics>>, b: Awaited<ReturnType<typeof processorMetrics>>) {
+  return { chunks: a.chunks - b.chunks, chunkSeconds: a.chunkSeconds - b.chunkSeconds, messages: a.messages - b.messages, wallSeconds: (a.at - b.at) / 1000 };
+}
+
+async function main() {
+  microBench();
+  const [hello] = await freePorts(1);
+  const helloChild = await helloWorld(hello);
+  const results: Record<string, HttpFigures> = {};
+  let hw: CannonResult;
+  let hwRate: CannonResult;
+  try {
+    console.log(`HTTP, 50 connections, ${SECONDS} s each:`);
+    hw = await cannon('fastify hello-world (own process), saturated', `http://127.0.0.1:${hello}/`, {});
+    hwRate = await cannon(`fastify hello-world @ ${RATE}/s`, `http://127.0.0.1:${hello}/`, {}, undefined, RATE);
+
+    // ── the default app: processors and chDB in the same process ──
+    const full = await startBenchStack('full', {});
+    const kafka = new Kafka({ clientId: 'bench-autocomplete', brokers: full.brokers, logLevel: logLevel.NOTHING });
+    const producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
+    const sub = new Redis(full.redisUrl);
+    try {
+      await producer.connect();
+      const codec = createValueCodec({ registryUrl: full.registryUrl });
+      const topic = TOPICS.requests.name;
+      await codec.register(topic, VALUE_SCHEMAS.requests);
+      const store = await createStore(full);
+      const headers = { 'x-storefront-access-token': store.token, 'user-agent': 'Mozilla/5.0 (bench) Chrome/120.0' };
+      const searches = (query: string, sessions: number) =>
+        Array.from({ length: sessions }, (_, i) => {
+          const e: RequestEvent = requestEvent({
+            request_id: ulid(),
+            store_id: store.storeId,
+            kind: 'search',
+            occurred_at: new Date().toISOString(),
+            device_type: 'desktop',
+            status_code: 200,
+            latency_ms: 2,
+            session_id: `bench-${query}-${i}`,
+            query,
+            normalized_query: query,
+            geo_country: 'US',
+            total_results: 10,
+            result_count: 10,
+          });
+          return { key: `${store.storeId}:${i}`, value: codec.encode(topic, e) };
+        });
+      // seed 2 000 trending queries through the pipeline
+      let batch: { key: string; value: Buffer }[] = [];
+      for (const r of seed) {
+        batch.push(...searches(r.query, votesOf(r.score)));
+        if (batch.length >= 1_000) {
+          await producer.send({ topic, messages: batch, acks: -1 });
+          batch = [];
+        }
+      }
+      if (batch.length) await producer.send({ topic, messages: batch, acks: -1 });
+      await waitSuggested(full.base, headers, seed[seed.length - 1].query);
+      results.full = await httpPhase('default app', full.base, headers);
+
+      // freshness, split at the agg:trending message that carries the query
+      const published = new Map<string, number>();
+      sub.on('message', (_ch: string, text: string) => {
+        const at = performance.now();
+        for (const d of JSON.parse(text) as { query: string }[]) if (!published.has(d.query)) published.set(d.query, at);
+      });
+      await sub.subscribe(TRENDING_CHANNEL);
+      const metricsBefore = await processorMetrics(full.base);
+      const total: number[] = [];
+      const toPublish: number[] = [];
+      const toIndex: number[] = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const word = `fr${round}${Date.now().toString(36)}`;
+        const query = `${word} trench coat`;
+        await producer.send({ topic, messages: searches(query, 25), acks: -1 });
+        const acked = performance.now();
+        const deadline = acked + 30_000;
+        for (;;) {
+          const r = await fetch(`${full.base}/api/storefront/v1/search/complete?query=${word.slice(0, 5)}`, { headers });
+          const body = (await r.json()) as { matchedQueries?: string[] };
+          if (body.matchedQueries?.includes(query)) {
+            const now = performance.now();
+            total.push(now - acked);
+            const pub = published.get(query);
+            if (pub !== undefined) {
+              toPublish.push(pub - acked);
+              toIndex.push(now - pub);
+            }
+            break;
+          }
+          if (performance.now() > deadline) {
+            total.push(Number.POSITIVE_INFINITY);
+            break;
+          }
+          await new Promise((res) => setTimeout(res, 5));
+        }
+        await new Promise((res) => setTimeout(res, 200));
+      }
+      console.log(
+        `freshness (25 sessions' searches acknowledged → suggested), ${ROUNDS} rounds: p50 ${fmt(pct(total, 50), 0)} ms, p95 ${fmt(pct(total, 95), 0)} ms, max ${fmt(Math.max(...total), 0)} ms`,
+      );
+      const m = diffMetrics(await processorMetrics(full.base), metricsBefore);
+      if (m.chunks > 0) {
+        console.log(
+          `  requests processor meanwhile: ${fmt(m.chunks, 0)} chunks (${fmt(m.messages / m.chunks, 1)} messages each, most of them the polls' own autocomplete request events), ${fmt((m.chunkSeconds / m.chunks) * 1000, 0)} ms per chunk (journal, decode, claims, insert, read-back, commit), ${fmt((m.chunkSeconds / m.wallSeconds) * 100, 0)}% of the wall time busy writing`,
+        );
+      }
+      if (toPublish.length) {
+        console.log(
+          `  of which acknowledged → agg:trending message (processor: fetch linger, journal, claims, insert, votes read-back): p50 ${fmt(pct(toPublish, 50), 0)} ms, p95 ${fmt(pct(toPublish, 95), 0)} ms; message → suggested (feed, index rebuild, poll): p50 ${fmt(pct(toIndex, 50), 0)} ms, p95 ${fmt(pct(toIndex, 95), 0)} ms`,
+        );
+      }
+    } finally {
+      sub.disconnect();
+      await producer.disconnect().catch(() => {});
+      await full.stop();
+    }
+
+    // ── the same app without the stream processors: seeded through agg:trending ──
+    const lean = await startBenchStack('streams-off', { STREAMS_ENABLED: 'false' });
+    const pub = new Redis(lean.redisUrl);
+    try {
+      const store = await createStore(lean);
+      const headers = { 'x-storefront-access-token': store.token, 'user-agent': 'Mozilla/5.0 (bench) Chrome/120.0' };
+      const bucket = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
+      await publishTrending(
+        pub,
+        seed.map((r) => ({ store_id: store.storeId, country: 'US', query: r.query, bucket, votes: votesOf(r.score) })),
+      );
+      await waitSuggested(lean.base, headers, seed[seed.length - 1].query);
+      results.lean = await httpPhase('STREAMS_ENABLED=false', lean.base, headers);
+    } finally {
+      pub.disconnect();
+      await lean.stop();
+    }
+
+    const ratio = (a: CannonResult, b: CannonResult) => fmt(a.requests.average / b.requests.average);
+    console.log('summary (saturated throughput vs hello-world; fixed-rate p99):');
+    for (const [k, label] of [
+      ['full', 'default app (processors + chDB in process)'],
+      ['lean', 'STREAMS_ENABLED=false (read API alone)'],
+    ] as const) {
+      const r = results[k];
+      if (!r) continue;
+      console.log(
+        `  ${label.padEnd(44)} /search/complete ${ratio(r.ac, hw)}× hello-world req/s (/healthz ${ratio(r.healthz, hw)}×); p99 @ ${RATE}/s ${fmt(r.acRate.latency.p99)} ms (hello-world ${fmt(hwRate.latency.p99)} ms)`,
+      );
+    }
+    if (results.full && results.lean) {
+      console.log(`  share of the single-node design: /search/complete ${ratio(results.full.ac, results.lean.ac)}× the req/s it reaches without the processors`);
+    }
+  } finally {
     helloChild.kill('SIGTERM');
-    await stack.stop();
-    log.end();
-    if (!process.env.KEEP_BENCH_DATA) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

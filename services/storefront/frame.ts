@@ -18,10 +18,10 @@ import { ContextSchema, IdentitySchema } from '../../schemas/storefront.ts';
 import { clientIp, type DeviceType, deviceTypeFromUserAgent, geoFromIp, normalizeIp } from '../common/enrich.ts';
 import type { Logger } from '../common/logger.ts';
 import { counter, histogram } from '../common/metrics.ts';
-import type { StoreDirectory, StoreRecord } from '../store-config/api.ts';
+import type { AuthResult, StoreDirectory, StoreRecord } from '../store-config/api.ts';
 import { contextForEvent, normalizeContext, type RequestContext } from './context.ts';
 import { errorBody, fromFastifyError, sendError, StorefrontError, validationError } from './errors.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import type { RateLimiter, RateLimitResult } from './rate-limit.ts';
 import type { StorefrontStoreView, StoreViews } from './store-view.ts';
 
 export interface StorefrontRequestState {
@@ -33,6 +33,8 @@ export interface StorefrontRequestState {
   context: RequestContext;
   /** request-event fields the handler contributes (query, results, …) */
   event: Partial<RequestEvent>;
+  /** no `identity` and no `context` were sent: the context is the store's default for the signals */
+  bodyless: boolean;
   receivedAt: number;
   startedNs: bigint;
 }
@@ -80,6 +82,20 @@ function header(req: FastifyRequest, name: string): string | null {
 }
 
 const requestSeconds = histogram('storefront_request_duration_seconds', 'Storefront API requests by route and status', ['route', 'status']);
+/** the histogram's child per route and status (prom-client hashes the label object on every observe) */
+const requestSecondsBy = new Map<string, { observe(v: number): void }>();
+function observeRequest(route: string, status: number, seconds: number): void {
+  const key = `${status} ${route}`;
+  let child = requestSecondsBy.get(key);
+  if (!child) {
+    child = requestSeconds.labels({ route, status: String(status) });
+    requestSecondsBy.set(key, child);
+  }
+  child.observe(seconds);
+}
+
+/** context JSON of bodyless requests per store view and signals (it depends on nothing else) */
+const bodylessContextJson = new WeakMap<StorefrontStoreView, Map<string, string>>();
 const refusals = counter('storefront_refused_total', 'Storefront requests refused before the handler, by error code', ['code']);
 
 /** Install the frame on an encapsulated Fastify instance (the storefront plugin). */
@@ -87,74 +103,132 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
   const { directory, views, rateLimiter, trustedProxies, logger } = opts;
   app.decorateRequest('storefront', null);
 
+  // token → store for tokens that authenticated (the directory hashes and compares in constant time on
+  // every call); emptied on any store-configuration change, so suspensions and revocations apply at once
+  const authenticated = new Map<string, StoreRecord>();
+  const unsubscribe = directory.onChange(() => authenticated.clear());
+  app.addHook('onClose', (_app, done) => {
+    unsubscribe();
+    done();
+  });
+  const authenticate = (token: string | null): AuthResult => {
+    if (token !== null) {
+      const store = authenticated.get(token);
+      if (store) return { ok: true, store };
+    }
+    const auth = directory.authenticate(token);
+    if (auth.ok && token !== null) {
+      if (authenticated.size >= 10_000) authenticated.clear();
+      authenticated.set(token, auth.store);
+    }
+    return auth;
+  };
+
   app.addHook('onRoute', (route) => {
     route.bodyLimit ??= opts.bodyLimit;
   });
 
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.routeOptions.config?.public) return;
-    const auth = directory.authenticate(header(req, 'x-storefront-access-token'));
+  // Hooks in callback style: a request that needs no I/O (the common case: the rate-limit buckets are
+  // warm, a GET has no body) runs through the frame without a promise.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.routeOptions.config?.public) return done();
+    const auth = authenticate(header(req, 'x-storefront-access-token'));
     if (!auth.ok) {
       refusals.inc({ code: auth.code });
-      return sendError(reply, new StorefrontError(auth.status, auth.code, auth.message));
+      sendError(reply, new StorefrontError(auth.status, auth.code, auth.message));
+      return;
     }
     const store = auth.store;
     const ip = clientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies);
-    const limit = await rateLimiter.take(store.storeId, ip);
+    const receivedAt = Date.now();
+    const startedNs = process.hrtime.bigint();
+    const limit = rateLimiter.take(store.storeId, ip);
+    if (limit instanceof Promise) {
+      limit.then(
+        (l) => admit(req, reply, done, store, ip, l, receivedAt, startedNs),
+        (err: Error) => done(err),
+      );
+    } else {
+      admit(req, reply, done, store, ip, limit, receivedAt, startedNs);
+    }
+  });
+
+  function admit(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    done: (err?: Error) => void,
+    store: StoreRecord,
+    ip: string | null,
+    limit: RateLimitResult,
+    receivedAt: number,
+    startedNs: bigint,
+  ): void {
     if (!limit.allowed) {
       const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
       refusals.inc({ code: 'rate_limited' });
-      return sendError(
+      sendError(
         reply,
         new StorefrontError(429, 'rate_limited', `Too many requests for this ${limit.scope === 'store' ? 'store' : 'client'}; retry after ${seconds} s.`, [], {
           'retry-after': String(seconds),
         }),
       );
+      return;
     }
-    const view = views.get(store);
     req.storefront = {
       store,
-      view,
+      view: views.get(store),
       clientIp: ip,
       deviceType: deviceTypeFromUserAgent(header(req, 'user-agent')),
       // placeholder until preHandler resolves it (hooks that run before it must not read it)
       context: null as unknown as RequestContext,
       event: {},
-      receivedAt: Date.now(),
-      startedNs: process.hrtime.bigint(),
+      bodyless: true,
+      receivedAt,
+      startedNs,
     };
-  });
+    done();
+  }
 
-  app.addHook('preHandler', async (req, reply) => {
+  app.addHook('preHandler', (req, reply, done) => {
     const sf = req.storefront;
-    if (!sf) return;
+    if (!sf) return done();
     const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
     const fields: { path: string; message: string }[] = [];
     const identity = body.identity === undefined ? { success: true as const, data: undefined } : IdentitySchema.safeParse(body.identity);
     if (!identity.success) fields.push(...validationError(identity.error, 'identity').fields);
     const context = body.context === undefined ? { success: true as const, data: undefined } : ContextSchema.safeParse(body.context);
     if (!context.success) fields.push(...validationError(context.error, 'context').fields);
-    if (fields.length > 0) return sendError(reply, new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', fields));
+    if (fields.length > 0) {
+      sendError(reply, new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', fields));
+      return;
+    }
     const result = normalizeContext(sf.view, identity.data, context.data, {
       requestedWith: header(req, 'x-requested-with'),
       userAgent: header(req, 'user-agent'),
       detectedCountry: context.data?.geo?.country ? null : detectCountry(req, sf.clientIp, trustedProxies),
       deviceType: sf.deviceType,
     });
-    if (!result.ok) return sendError(reply, new StorefrontError(403, result.code, result.message, [{ path: result.path, message: result.message }]));
+    if (!result.ok) {
+      sendError(reply, new StorefrontError(403, result.code, result.message, [{ path: result.path, message: result.message }]));
+      return;
+    }
     sf.context = result.context;
+    sf.bodyless = identity.data === undefined && context.data === undefined;
+    done();
   });
 
-  app.addHook('onResponse', async (req, reply) => {
-    requestSeconds.observe({ route: req.routeOptions.url ?? 'unknown', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  app.addHook('onResponse', (req, reply, done) => {
+    observeRequest(req.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime / 1000);
     const sf = req.storefront;
     const kind = req.routeOptions.config?.kind;
-    if (!sf || !kind || !opts.emit) return;
-    try {
-      opts.emit(buildRequestEvent(req, reply, sf, kind));
-    } catch (err) {
-      logger.warn({ err: (err as Error).message, reqId: req.id }, 'request event not emitted');
+    if (sf && kind && opts.emit) {
+      try {
+        opts.emit(buildRequestEvent(req, reply, sf, kind));
+      } catch (err) {
+        logger.warn({ err: (err as Error).message, reqId: req.id }, 'request event not emitted');
+      }
     }
+    done();
   });
 
   app.setErrorHandler((err: FastifyError | StorefrontError, req, reply) => {
@@ -187,7 +261,21 @@ function buildRequestEvent(req: FastifyRequest, reply: FastifyReply, sf: Storefr
     market: rc?.market?.code ?? null,
     shopping_channel: rc?.shoppingChannel ?? null,
     sdk_client: sdk ? sdk.slice(0, 100) : null,
-    context_json: rc ? JSON.stringify(contextForEvent(rc)) : '{}',
+    context_json: rc ? contextJson(sf, rc) : '{}',
     ...sf.event,
   });
+}
+
+function contextJson(sf: StorefrontRequestState, rc: RequestContext): string {
+  if (!sf.bodyless) return JSON.stringify(contextForEvent(rc));
+  // everything a bodyless context holds follows from the store view and these two signals
+  const key = `${rc.detectedCountry ?? ''} ${rc.shoppingChannel}`;
+  let byKey = bodylessContextJson.get(sf.view);
+  if (!byKey) bodylessContextJson.set(sf.view, (byKey = new Map()));
+  let json = byKey.get(key);
+  if (json === undefined) {
+    json = JSON.stringify(contextForEvent(rc));
+    if (byKey.size < 1_000) byKey.set(key, json);
+  }
+  return json;
 }

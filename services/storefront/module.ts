@@ -66,7 +66,7 @@ export const storefrontModule: AppModule = {
       if (!feed.lastLoadAt) throw new Error('trending index not loaded yet');
     });
 
-    const rateLimited = counter('storefront_rate_limit_degraded_total', 'Storefront requests let through because the rate limiter (Redis) failed');
+    const rateLimited = counter('storefront_rate_limit_degraded_total', 'Storefront requests admitted by the local rate-limit buckets alone because Redis failed or timed out');
     const rateLimiter = createRateLimiter(
       ctx.redis,
       {
@@ -78,6 +78,7 @@ export const storefrontModule: AppModule = {
       },
       () => rateLimited.inc(),
     );
+    ctx.onClose(() => rateLimiter.close());
 
     const views = new StoreViews(directory);
     ctx.onClose(() => views.close());

@@ -17,6 +17,8 @@ export interface StorefrontStoreView extends StoreView {
   curation: Curation;
   /** normalized term → URL; also keyed by the term's stem key (semantic-ish match) */
   redirects: ReadonlyMap<string, string>;
+  /** whether any redirect matches by stem key (else a query's stem key need not be computed) */
+  semanticRedirects: boolean;
   sortOrders: SortOrderEntry[];
 }
 
@@ -65,11 +67,13 @@ function build(dir: StoreDirectory, record: StoreRecord): StorefrontStoreView {
   for (const c of dir.items(storeId, 'b2b_customer')) customerCompanies.set(c.customer_id, c.company_ids);
 
   const redirects = new Map<string, string>();
+  let semanticRedirects = false;
   for (const r of dir.items(storeId, 'redirect_term')) {
     const term = normalizeQuery(r.term);
     if (!term) continue;
     redirects.set(term, r.url);
     if (r.match === 'semantic') {
+      semanticRedirects = true;
       const k = `~${stemKey(term)}`;
       if (!redirects.has(k)) redirects.set(k, r.url);
     }
@@ -99,11 +103,13 @@ function build(dir: StoreDirectory, record: StoreRecord): StorefrontStoreView {
     },
     curation: buildCuration(dir.items(storeId, 'autocomplete_curation')),
     redirects,
+    semanticRedirects,
     sortOrders,
   };
 }
 
 /** the redirect URL for a normalized query: exact term, else (semantic terms) the same stem key */
-export function redirectFor(view: Pick<StorefrontStoreView, 'redirects'>, normalized: string): string | undefined {
-  return view.redirects.get(normalized) ?? view.redirects.get(`~${stemKey(normalized)}`);
+export function redirectFor(view: Pick<StorefrontStoreView, 'redirects' | 'semanticRedirects'>, normalized: string): string | undefined {
+  if (view.redirects.size === 0) return undefined;
+  return view.redirects.get(normalized) ?? (view.semanticRedirects ? view.redirects.get(`~${stemKey(normalized)}`) : undefined);
 }

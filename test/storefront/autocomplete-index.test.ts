@@ -88,4 +88,44 @@ describe('autocomplete index', () => {
     const narrow = ['bag model 199', ...Array.from({ length: 10 }, (_, d) => `bag model 199${d}`)].sort((a, b) => many[b] - many[a]).slice(0, 3);
     expect(idx.suggest('s1', { query: 'bag model 199', country: null, mode: 'global', limit: 3 })).toEqual(narrow);
   });
+
+  it('caches answers per store and set, equal to the uncached answer, until a rebuild or a new curation', async () => {
+    const data = { 'linen shirt': 9, 'linen pants': 4, 'wool coat': 7, 'lines': 1 };
+    const cached = indexWith(data);
+    const plain = new AutocompleteIndex({ minRegionQueries: 3, rebuildDebounceMs: 0, answerCacheSize: 0 });
+    plain.load('s1', { storeWide: rows(data), byCountry: {} });
+    cached.load('s2', { storeWide: rows({ 'linen towel': 3 }), byCountry: {} });
+    const ask = (idx: AutocompleteIndex, store: string, query: string | null, extra: object = {}) =>
+      idx.suggest(store, { query, country: null, mode: 'global', ...extra });
+    for (const q of ['lin', 'lin', 'linen p', null, null, 'wol', 'wol']) expect(ask(cached, 's1', q)).toEqual(ask(plain, 's1', q));
+    expect(ask(cached, 's1', 'lin', { limit: 1 })).toEqual(['linen shirt']);
+    // another store with the same query: its own answer (the cache lives in the store's own set)
+    expect(ask(cached, 's2', 'lin')).toEqual(['linen towel']);
+    // a caller mutating its answer does not change the cached one
+    ask(cached, 's1', 'lin').push('junk');
+    expect(ask(cached, 's1', 'lin')).toEqual(['linen shirt', 'linen pants', 'lines']);
+    // a rebuild (live delta) answers from the new set
+    cached.applyDeltas('s1', [{ query: 'lines', country: null, delta: 100 }], true);
+    expect(ask(cached, 's1', 'lin')).toEqual(['lines', 'linen shirt', 'linen pants']);
+    // a new curation map (store configuration changed) is honoured at once
+    const curation = buildCuration([{ query: 'lines', allowed: false, display_label: null }]);
+    expect(ask(cached, 's1', 'lin', { curation })).toEqual(['linen shirt', 'linen pants']);
+    expect(ask(cached, 's1', 'lin')).toEqual(['lines', 'linen shirt', 'linen pants']);
+  });
+
+  it('rebuilds a quiet store at once on a live delta, and a busy one at most once per interval', async () => {
+    const idx = new AutocompleteIndex({ minRegionQueries: 3, rebuildDebounceMs: 200 });
+    idx.load('s1', { storeWide: rows({ 'red dress': 5 }), byCountry: {} });
+    await new Promise((r) => setTimeout(r, 250));
+    idx.applyDeltas('s1', [{ query: 'red boots', country: null, delta: 9 }]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(idx.suggest('s1', { query: 're', country: null, mode: 'global' })).toEqual(['red boots', 'red dress']);
+    // within the interval: held until it ends, then folded in
+    idx.applyDeltas('s1', [{ query: 'red hat', country: null, delta: 20 }]);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(idx.suggest('s1', { query: 're', country: null, mode: 'global' })).toEqual(['red boots', 'red dress']);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(idx.suggest('s1', { query: 're', country: null, mode: 'global' })).toEqual(['red hat', 'red boots', 'red dress']);
+    idx.close();
+  });
 });

@@ -63,6 +63,17 @@ describe('authentication', () => {
     expect((await call()).statusCode).toBe(200);
   });
 
+  it('a suspension applies to the very next request of a token that authenticated before', async () => {
+    const s = h.directory.addStore();
+    const call = () => h.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': s.token } });
+    expect((await call()).statusCode).toBe(200);
+    expect((await call()).statusCode).toBe(200);
+    h.directory.updateStore(s.storeId, { status: 'suspended' });
+    expect((await call()).statusCode).toBe(402);
+    h.directory.updateStore(s.storeId, { status: 'active' });
+    expect((await call()).statusCode).toBe(200);
+  });
+
   it('serves the OpenAPI document without a token', async () => {
     const r = await h.app.inject({ method: 'GET', url: `${BASE}/openapi.json` });
     expect(r.statusCode).toBe(200);

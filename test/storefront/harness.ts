@@ -154,6 +154,7 @@ export async function startHarness(redisUrl: string, rate: Partial<RateLimitSett
     events,
     async close() {
       await app.close();
+      await rateLimiter.close();
       index.close();
       views.close();
       redis.disconnect();

@@ -13,8 +13,9 @@
 // A country's set uses its own cells; the store-wide set sums all countries' cells (including searches
 // whose country is unknown).
 //
-// Staleness bound: pub/sub path ≈ processor linger + insert + publish (< 1 s, see streams/trending/
-// notify.ts) + the index rebuild debounce (100 ms); without pub/sub (Redis down, message lost) at most
+// Staleness bound: pub/sub path ≈ processor linger + insert + publish (see streams/trending/notify.ts)
+// + the index rebuild (at once for a store that was quiet; at most one rebuild per max(100 ms, 5× its
+// build time) for a busy one); without pub/sub (Redis down, message lost) at most
 // AUTOCOMPLETE_REFRESH_MS (default 60 s) plus one load.
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../common/logger.ts';

@@ -106,6 +106,9 @@ export class RegionIndex {
   private readonly vocabByStem = new Map<string, number[]>();
   private readonly postings = new Map<string, number[]>();
   private mark: Uint8Array;
+  /** answers of this (immutable) set: `limit \u0001 query` → suggestions, for one curation map */
+  private readonly answers = new Map<string, string[]>();
+  private answersCuration: Curation | undefined;
 
   /** `scores`: normalized query text → score (> 0) */
   constructor(scores: ReadonlyMap<string, number>, derived: (text: string) => Derived = derive) {
@@ -178,6 +181,26 @@ export class RegionIndex {
       }
     }
     this.mark = new Uint8Array(this.clusters.length);
+  }
+
+  /** a cached answer for (query, limit) under `curation` (the store view's map: a new one clears the cache) */
+  cachedAnswer(key: string, curation: Curation | undefined): string[] | undefined {
+    if (curation !== this.answersCuration) {
+      this.answers.clear();
+      this.answersCuration = curation;
+      return undefined;
+    }
+    return this.answers.get(key);
+  }
+
+  cacheAnswer(key: string, answer: string[], maxEntries: number): void {
+    if (maxEntries <= 0) return;
+    if (this.answers.size >= maxEntries) {
+      // oldest first (insertion order)
+      const oldest = this.answers.keys().next();
+      if (!oldest.done) this.answers.delete(oldest.value);
+    }
+    this.answers.set(key, answer);
   }
 
   /** the stem-key forms a query's prefix match is tried with ("running sh" → "run sh") */
@@ -311,6 +334,8 @@ function range<E>(arr: readonly E[], keyOf: (e: E) => string, prefix: string): [
 
 interface StoreState {
   storeWide: Map<string, number>;
+  /** performance.now() of the last rebuild */
+  builtAt: number;
   byCountry: Map<string, Map<string, number>>;
   global: RegionIndex;
   regions: Map<string, RegionIndex>;
@@ -323,8 +348,15 @@ interface StoreState {
 export interface AutocompleteIndexOptions {
   /** a country needs this many distinct queries to be served its own set (default 10) */
   minRegionQueries?: number;
-  /** deltas are folded in at most this often per store (default 100 ms) */
+  /**
+   * minimum interval between two rebuilds of a store from live deltas (default 100 ms; at least 5× the
+   * store's last build time). The first delta after a quiet interval rebuilds at once (same tick's
+   * deltas coalesced); deltas inside the interval are folded into one rebuild at its end. 0 = rebuild
+   * synchronously on every delta.
+   */
   rebuildDebounceMs?: number;
+  /** answers cached per searchable set, dropped with the set when it is rebuilt (default 4096; 0 = off) */
+  answerCacheSize?: number;
 }
 
 const EMPTY = new RegionIndex(new Map());
@@ -335,6 +367,7 @@ export class AutocompleteIndex {
   private readonly pending = new Map<string, NodeJS.Timeout>();
   readonly minRegionQueries: number;
   private readonly debounceMs: number;
+  private readonly answerCacheSize: number;
   /** when each store's index last changed (ms), for the staleness metric */
   readonly updatedAt = new Map<string, number>();
   /** stem key and words per normalized query, kept across rebuilds (they do not change) */
@@ -348,6 +381,7 @@ export class AutocompleteIndex {
   constructor(opts: AutocompleteIndexOptions = {}) {
     this.minRegionQueries = opts.minRegionQueries ?? 10;
     this.debounceMs = opts.rebuildDebounceMs ?? 100;
+    this.answerCacheSize = opts.answerCacheSize ?? 4096;
   }
 
   storeIds(): string[] {
@@ -359,7 +393,7 @@ export class AutocompleteIndex {
     const storeWide = toMap(snap.storeWide);
     const byCountry = new Map<string, Map<string, number>>();
     for (const [country, rows] of Object.entries(snap.byCountry)) if (country) byCountry.set(country.toUpperCase(), toMap(rows));
-    const st: StoreState = { storeWide, byCountry, global: EMPTY, regions: new Map(), dirty: true, version: 0, buildMs: 0 };
+    const st: StoreState = { storeWide, byCountry, global: EMPTY, regions: new Map(), dirty: true, version: 0, buildMs: 0, builtAt: Number.NEGATIVE_INFINITY };
     this.stores.set(storeId, st);
     this.cancelPending(storeId);
     this.rebuild(storeId, st);
@@ -375,12 +409,12 @@ export class AutocompleteIndex {
   /**
    * Fold live increments in. A country's delta also counts store-wide (a voter seen in two countries
    * in one window counts twice until the next full refresh, which merges voters exactly).
-   * `immediate` rebuilds now instead of after the debounce.
+   * `immediate` rebuilds now instead of on the rebuild schedule (see `rebuildDebounceMs`).
    */
   applyDeltas(storeId: string, deltas: readonly TrendingDelta[], immediate = false): void {
     let st = this.stores.get(storeId);
     if (!st) {
-      st = { storeWide: new Map(), byCountry: new Map(), global: EMPTY, regions: new Map(), dirty: true, version: 0, buildMs: 0 };
+      st = { storeWide: new Map(), byCountry: new Map(), global: EMPTY, regions: new Map(), dirty: true, version: 0, buildMs: 0, builtAt: Number.NEGATIVE_INFINITY };
       this.stores.set(storeId, st);
     }
     for (const d of deltas) {
@@ -399,11 +433,15 @@ export class AutocompleteIndex {
       this.cancelPending(storeId);
       this.rebuild(storeId, st);
     } else if (!this.pending.has(storeId)) {
+      // leading edge: a quiet store rebuilds now (after this tick's messages); a busy one at most once
+      // per interval
+      const interval = Math.max(this.debounceMs, 5 * st.buildMs);
+      const wait = Math.max(0, st.builtAt + interval - performance.now());
       const t = setTimeout(() => {
         this.pending.delete(storeId);
         const cur = this.stores.get(storeId);
         if (cur?.dirty) this.rebuild(storeId, cur);
-      }, Math.max(this.debounceMs, 5 * st.buildMs));
+      }, wait);
       t.unref();
       this.pending.set(storeId, t);
     }
@@ -420,9 +458,20 @@ export class AutocompleteIndex {
     return { index: st.global, region: null };
   }
 
+  /** Suggestions; repeated (query, limit) pairs are answered from the set's cache until it is rebuilt. */
   suggest(storeId: string, opts: SuggestOptions): string[] {
     const limit = opts.limit ?? DEFAULT_LIMIT;
     const { index } = this.regionFor(storeId, opts.country, opts.mode);
+    if (this.answerCacheSize <= 0 || index === EMPTY) return this.compute(index, opts, limit);
+    const key = `${limit}\u0001${opts.query ?? ''}`;
+    const hit = index.cachedAnswer(key, opts.curation);
+    if (hit) return hit.slice();
+    const out = this.compute(index, opts, limit);
+    index.cacheAnswer(key, out.slice(), this.answerCacheSize);
+    return out;
+  }
+
+  private compute(index: RegionIndex, opts: SuggestOptions, limit: number): string[] {
     const out: string[] = [];
     const seen = new Set<string>();
     const take = (c: Cluster): boolean => {
@@ -459,7 +508,8 @@ export class AutocompleteIndex {
     st.regions = regions;
     st.dirty = false;
     st.version++;
-    st.buildMs = performance.now() - t0;
+    st.builtAt = performance.now();
+    st.buildMs = st.builtAt - t0;
     this.updatedAt.set(storeId, Date.now());
   }
 
