@@ -26,6 +26,11 @@ import { generateScenario } from '../test/streams/scenario.ts';
 
 const argIdx = process.argv.indexOf('--events');
 const target = argIdx > 0 ? Number(process.argv[argIdx + 1]) : 30_000;
+/** CPU seconds of this process (JS, chDB's threads, the in-process broker and registry) since `from` */
+const cpuSeconds = (from: NodeJS.CpuUsage) => {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1e6;
+};
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
@@ -44,6 +49,8 @@ const config = loadConfig({
   DATA_DIR: infra.dir,
   LOG_LEVEL: 'warn',
   STREAMS_SESSION_TIMEOUT_MS: '6000',
+  // chunk-size experiments: `STREAMS_MAX_BATCH_MESSAGES=… STREAMS_MAX_BATCH_BYTES=… node bench/pipeline.ts`
+  ...Object.fromEntries(['STREAMS_MAX_BATCH_MESSAGES', 'STREAMS_MAX_BATCH_BYTES', 'STREAMS_LINGER_MS'].flatMap((k) => (process.env[k] ? [[k, process.env[k] as string]] : []))),
 });
 const redis = createRedis(infra.redisUrl);
 const kafka = createKafka(infra.brokers, 'bench', logger);
@@ -72,18 +79,33 @@ try {
     _offset: i,
   }));
   await db.command('CREATE TABLE IF NOT EXISTS baseline_raw AS events_raw');
+  const bc0 = process.cpuUsage();
   const b0 = performance.now();
   for (let i = 0; i < rows.length; i += 10_000) await db.insert('baseline_raw', rows.slice(i, i + 10_000));
   const baselineRate = rows.length / ((performance.now() - b0) / 1000);
+  const baselineCpu = cpuSeconds(bc0);
   await db.command('DROP TABLE baseline_raw SYNC');
 
   // ---- throughput: start the processors over the backlog and wait for catch-up
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   const streams = await startStreams({ config, db, redis, kafka, logger, processors: selectProcessors('events,requests') });
   const groups = (['events', 'requests'] as const).map((k) => ({ group: `streams.${k}`, topic: infra.topic(k) }));
   await waitCaughtUp(infra.kafka, groups, 600_000);
   const seconds = (performance.now() - t0) / 1000;
   const rate = n / seconds;
+  const cpu = cpuSeconds(c0);
+  const stageLines: string[] = [];
+  for (const [name, runner] of streams.runners) {
+    const st = runner.stats;
+    const per = (ms: number) => ((ms * 1000) / Math.max(1, st.messages)).toFixed(1);
+    const total = [...st.ms.values()].reduce((a, b) => a + b, 0);
+    stageLines.push(
+      `  ${name}: ${st.messages} messages in ${st.chunks} chunks (avg ${(st.messages / Math.max(1, st.chunks)).toFixed(0)}/chunk, fetched batches avg ${(st.fetched / Math.max(1, st.chunks)).toFixed(0)}); µs/message summed over partitions: total ${per(total)}`,
+      `    ${[...st.ms].map(([k, v]) => `${k} ${per(v)}`).join(', ')}`,
+      `    rows per message: ${[...st.rows].map(([k, v]) => `${k} ${(v / Math.max(1, st.messages)).toFixed(2)}`).join(', ')}`,
+    );
+  }
 
   // ---- freshness
   const sub = createRedis(infra.redisUrl);
@@ -122,11 +144,13 @@ try {
   sub.disconnect();
 
   // ---- replay speed
+  const rc0 = process.cpuUsage();
   const replay = await runReplay(
     { config, db, redis, kafka, logger, streams, deps: streams.deps, runOptions: streams.runOptions },
     { processor: 'events', from: { kind: 'earliest' } },
     () => {},
   );
+  const replayCpu = cpuSeconds(rc0);
   await streams.stop();
 
   const f = (x: number) => Math.round(x).toLocaleString('en-US');
@@ -134,11 +158,14 @@ try {
     [
       'pipeline benchmark (embedded broker, chDB in process, redis-server; one process)',
       `  backlog: ${f(sc.events.length)} engagement events + ${f(sc.requests.length)} request events, ${stores.length} stores`,
-      `  sustained throughput into all aggregates: ${f(rate)} events/s (${seconds.toFixed(1)} s, incl. group join)`,
-      `  baseline, raw rows straight into events_raw: ${f(baselineRate)} rows/s → pipeline/baseline = ${(rate / baselineRate).toFixed(2)}`,
+      `  sustained throughput into all aggregates: ${f(rate)} events/s (${seconds.toFixed(1)} s, incl. group join; ${f(n / cpu)} events per CPU-second of this process)`,
+      ...stageLines,
+      `  baseline, raw rows straight into events_raw: ${f(baselineRate)} rows/s (${f(rows.length / baselineCpu)} per CPU-second) → pipeline/baseline = ${(rate / baselineRate).toFixed(2)}`,
       `  freshness, produce ack → agg:trending notification: p50 ${pct(trendingMs, 50)?.toFixed(0)} ms, p95 ${pct(trendingMs, 95)?.toFixed(0)} ms (n=${trendingMs.length})`,
       `  freshness, produce ack → co_view_pairs queryable:   p50 ${pct(coViewMs, 50)?.toFixed(0)} ms, p95 ${pct(coViewMs, 95)?.toFixed(0)} ms (n=${coViewMs.length})`,
-      `  replay of the events processor: ${f(replay.eventsPerSecond)} events/s (${f(replay.messages)} messages in ${replay.seconds.toFixed(1)} s incl. shadow DDL, compare, swap; ${replay.differences} differences)`,
+      `  replay of the events processor: ${f(replay.eventsPerSecond)} events/s (${f(replay.messages)} messages in ${replay.seconds.toFixed(1)} s incl. shadow DDL and cut-over; ${replay.differences} differences; ${f(replay.messages / replayCpu)} events per CPU-second incl. compare and swap)`,
+      `    phases: shadow DDL ${replay.phaseSeconds.prepare.toFixed(2)} s, consume ${replay.phaseSeconds.consume.toFixed(2)} s (${f(replay.messages / Math.max(0.001, replay.phaseSeconds.consume))} events/s), compare ${replay.phaseSeconds.compare.toFixed(2)} s, swap ${replay.phaseSeconds.swap.toFixed(2)} s; ${replay.chunks.count} chunks (avg ${f(replay.chunks.messages / Math.max(1, replay.chunks.count))}), first chunk ${replay.chunks.firstChunkAfterSeconds.toFixed(2)} s after the consumer started, last committed at ${replay.chunks.lastChunkAfterSeconds.toFixed(2)} s`,
+      `    µs/message summed over partitions: ${Object.entries(replay.chunks.stageMs).map(([k, v]) => `${k} ${((v * 1000) / Math.max(1, replay.chunks.messages)).toFixed(1)}`).join(', ')}`,
       '',
     ].join('\n'),
   );

@@ -30,7 +30,8 @@ export interface Db {
   query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
   /** run a statement that returns no rows (DDL, INSERT … SELECT, …) */
   command(sql: string, params?: Params): Promise<void>;
-  /** insert rows (JSONEachRow); `table` is an identifier, optionally `db.table` */
+  /** insert rows (chDB: one zero-copy Buffer, JSONCompactEachRow when the rows share their keys, else
+   *  JSONEachRow; HTTP: JSONEachRow); `table` is an identifier, optionally `db.table` */
   insert(table: string, rows: readonly object[], opts?: InsertOptions): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -69,13 +70,16 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const database = assertIdentifier(opts.database);
   const embedded = !opts.url;
   let client: ClickHouseClient;
+  let rawInsert: RawInsert | undefined;
   if (embedded) {
     const chdbPath = path.resolve(opts.chdbPath ?? './data/clickhouse');
     mkdirSync(chdbPath, { recursive: true });
     const { createChdbConnection } = await import('chdb/connection');
     // The chDB connection implements @clickhouse/client's Connection contract; the option is not in
     // the public typings of the HTTP client yet, hence the cast.
-    client = createClient({ connection: createChdbConnection({ path: chdbPath }) } as never);
+    const connection = createChdbConnection({ path: chdbPath });
+    client = createClient({ connection } as never);
+    rawInsert = connection.chdb.rawInsert as RawInsert;
     await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
   } else {
     const http = { url: opts.url, username: opts.username, password: opts.password, request_timeout: 60_000 };
@@ -107,9 +111,24 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     async insert(table: string, rows: readonly object[], opts: InsertOptions = {}): Promise<void> {
       if (rows.length === 0) return;
       assertIdentifier(table);
+      if (opts.dedupToken !== undefined && !TOKEN.test(opts.dedupToken)) throw new Error(`invalid dedup token ${JSON.stringify(opts.dedupToken)}`);
+      if (rawInsert) {
+        // chDB: the payload goes to the engine as one Buffer (no SQL string concatenation), positional
+        // JSON arrays under an explicit column list (no key names to write or match per row), parsed
+        // on the calling thread (parallel parsing only adds thread hand-offs at chunk sizes).
+        const compact = compactRows(rows);
+        await rawInsert({
+          table: table.includes('.') ? table : `${database}.${table}`,
+          ...(compact ? { format: 'JSONCompactEachRow', columns: compact.columns, values: compact.body } : { format: 'JSONEachRow', values: jsonEachRow(rows) }),
+          settings: {
+            ...(opts.dedupToken !== undefined ? { insert_deduplication_token: opts.dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 } : {}),
+            input_format_parallel_parsing: 0,
+          },
+        });
+        return;
+      }
       const settings: string[] = [];
       if (opts.dedupToken !== undefined) {
-        if (!TOKEN.test(opts.dedupToken)) throw new Error(`invalid dedup token ${JSON.stringify(opts.dedupToken)}`);
         settings.push(`insert_deduplication_token='${opts.dedupToken}'`, 'deduplicate_blocks_in_dependent_materialized_views=1');
       }
       const body = rows.map((r) => JSON.stringify(r)).join('\n');
@@ -147,6 +166,44 @@ export async function retryVanishedPart<T>(embedded: boolean, read: () => Promis
   }
 }
 const VANISHED_PART = /filesystem error: in (file_size|open|last_write_time)[^\n]*No such file or directory/i;
+
+/** chDB's zero-copy insert entry (`connection.chdb.rawInsert`): `INSERT INTO t [(cols)] SETTINGS … FORMAT f` + payload. */
+type RawInsert = (params: {
+  table: string;
+  values: Buffer;
+  format: 'JSONEachRow' | 'JSONCompactEachRow';
+  columns?: string[];
+  settings?: Record<string, string | number | boolean>;
+}) => Promise<unknown>;
+
+/**
+ * Rows as JSONCompactEachRow under the first row's keys, when every row has exactly those keys (the
+ * processors build uniform rows); otherwise undefined and the caller falls back to JSONEachRow.
+ * A row with an `undefined` value also falls back (JSONEachRow drops the key: the column's default).
+ */
+export function compactRows(rows: readonly object[]): { columns: string[]; body: Buffer } | undefined {
+  const columns = Object.keys(rows[0]);
+  for (const c of columns) assertIdentifier(c);
+  const n = columns.length;
+  const lines = new Array<string>(rows.length);
+  const values = new Array<unknown>(n);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i] as Record<string, unknown>;
+    let k = 0;
+    for (const key in r) {
+      const v = r[key];
+      if (k >= n || key !== columns[k] || v === undefined) return undefined;
+      values[k++] = v;
+    }
+    if (k !== n) return undefined;
+    lines[i] = JSON.stringify(values);
+  }
+  return { columns, body: Buffer.from(lines.join('\n')) };
+}
+
+function jsonEachRow(rows: readonly object[]): Buffer {
+  return Buffer.from(rows.map((r) => JSON.stringify(r)).join('\n'));
+}
 
 function toStream(body: string) {
   // exec() accepts a stream of the body; chDB materializes it, HTTP streams it.

@@ -46,6 +46,8 @@ export class Claims {
   /** ms until which fresh claims are verified against the ledger (0 = not verifying) */
   private verifyUntil = 0;
   private verifyLoaded = false;
+  /** per topic: the first look at the epoch marker, done before any claim of this process */
+  private readonly epochChecked = new Map<string, Promise<void>>();
 
   constructor(redis: Redis, horizonHours: number, ledger?: { db: Db; spec: ProcessorLedger; logger: Logger }) {
     this.redis = redis;
@@ -60,6 +62,7 @@ export class Claims {
   /** For each (key, position), whether the message is the owner of its key (true) or a duplicate. */
   async claim(topic: string, items: ClaimItem[]): Promise<boolean[]> {
     if (items.length === 0) return [];
+    if (this.ledger) await this.checkEpochOnce(topic);
     const pipe = this.redis.pipeline();
     if (this.ledger) pipe.call('SET', epochKey(topic), String(Date.now()), 'NX', 'GET');
     for (const it of items) pipe.call('SET', claimKey(topic, it.key), it.position, 'NX', 'GET', 'EX', String(this.ttlSeconds));
@@ -84,6 +87,27 @@ export class Claims {
     });
     if (restore.length) await restore.exec();
     return owners;
+  }
+
+  /**
+   * The first look at the epoch marker, before this process claims (and so writes) anything. Done inside
+   * the claim pipeline instead, partitions claiming concurrently raced: one re-created the marker, another
+   * (seeing it) claimed and wrote its chunk, and the first then found the ledger non-empty and took a first
+   * start for a loss — verifying every new id against the ledger for a whole dedup horizon (slow, never
+   * wrong). Replicas of a brand-new deployment starting at the same instant can still race so (same
+   * cost, same correctness). The claim pipeline keeps watching the marker for a loss while running.
+   */
+  private checkEpochOnce(topic: string): Promise<void> {
+    let p = this.epochChecked.get(topic);
+    if (!p) {
+      p = (async () => {
+        const prior = await this.redis.call('SET', epochKey(topic), String(Date.now()), 'NX', 'GET');
+        await this.loadVerifyWindow(topic, prior === null);
+      })();
+      p.catch(() => this.epochChecked.delete(topic)); // a transient failure is retried by the next claim
+      this.epochChecked.set(topic, p);
+    }
+    return p;
   }
 
   /** Starts (or resumes) the verification window; `forgotten` = the epoch marker was just re-created. */

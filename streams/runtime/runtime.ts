@@ -73,6 +73,8 @@ export class ProcessorRunner<T> {
   private paused = false;
   private readonly inFlight = new Set<Promise<void>>();
   private doneWaiters: (() => void)[] = [];
+  /** cumulative wall time per stage (ms) and chunk counts: what a chunk costs, for the benchmark */
+  readonly stats = new StageStats();
 
   constructor(processor: Processor<T>, deps: RuntimeDeps, opts: RunOptions) {
     this.processor = processor;
@@ -104,6 +106,7 @@ export class ProcessorRunner<T> {
   }
 
   async start(): Promise<void> {
+    this.stats.startedAt = performance.now();
     this.client = this.deps.createClient({
       groupId: this.groupId,
       topics: [this.topic],
@@ -201,7 +204,12 @@ export class ProcessorRunner<T> {
     while (i < msgs.length) {
       if (this.stopped || this.paused || !batch.isActive()) return;
       const first = BigInt(msgs[i].offset);
-      let end = Math.min(i + this.opts.maxBatchMessages, msgs.length);
+      // a backlog longer than one chunk is cut into equal chunks (10,800 → 2 × 5,400, not 10,000 + 800:
+      // every chunk pays the same fixed cost of one insert per table)
+      const remaining = msgs.length - i;
+      let end = i + Math.ceil(remaining / Math.ceil(remaining / this.opts.maxBatchMessages));
+      const tj = performance.now();
+      if (!this.stats.firstChunkAt) this.stats.firstChunkAt = tj;
       const recorded = await this.journal.recordedEnd(topic, partition, first);
       if (recorded !== undefined) {
         // reproduce the boundaries of an attempt that was begun but not committed
@@ -219,9 +227,13 @@ export class ProcessorRunner<T> {
       const last = BigInt(chunk[chunk.length - 1].offset);
       if (recorded === undefined) await this.journal.begin(topic, partition, first, last);
       const t0 = performance.now();
+      this.stats.add('journal', t0 - tj);
       await this.processChunk(batch, chunk, first, last);
+      const tc = performance.now();
       batch.resolve(last.toString());
       await batch.commit((last + 1n).toString());
+      this.stats.add('commit', performance.now() - tc);
+      this.stats.chunk(chunk.length, msgs.length);
       this.positions.set(partition, last + 1n);
       const hw = BigInt(batch.highWatermark);
       streamMetrics.lag.set({ processor: this.processor.name, mode: this.mode, topic, partition: String(partition) }, Number(hw > last ? hw - last - 1n : 0n));
@@ -266,6 +278,12 @@ export class ProcessorRunner<T> {
       });
       dlq.push({ topic: dlqTopic(topic), key: m.key, value: m.value, headers });
     };
+    let t = performance.now();
+    const lap = (stage: string) => {
+      const now = performance.now();
+      this.stats.add(stage, now - t);
+      t = now;
+    };
     for (const m of chunk) {
       const position = { topic, partition, offset: BigInt(m.offset) };
       if (!m.value || m.value.length === 0) {
@@ -298,6 +316,7 @@ export class ProcessorRunner<T> {
       decoded.push({ value: parsed.value, position, brokerTime: Number(m.timestamp) });
     }
 
+    lap('decode');
     // duplicates by business id: the first position to claim an id owns it (stable under re-reads).
     // Tombstones are never claimed nor dropped: a delete is not a repeat of its key's upsert.
     let kept = decoded;
@@ -314,20 +333,29 @@ export class ProcessorRunner<T> {
       if (dup.size) streamMetrics.messages.inc({ processor: name, mode: this.mode, outcome: 'duplicate' }, dup.size);
     }
 
+    lap('claims');
     if (dlq.length) {
       await this.deps.dlq.send(dlq);
       this.logger.warn({ partition, first: String(first), last: String(last), count: dlq.length, reason: dlq[0].headers['x-dlq-reason'] }, 'messages sent to the DLQ');
     }
 
+    lap('dlq');
     const result = kept.length ? await this.processor.process(kept, this.ctx, partition) : { writes: [] };
+    lap('process');
     const multi = this.processor.tables.written.length > 1;
     for (const w of result.writes) {
       if (w.rows.length === 0) continue;
       const token = `${topic}/${partition}/${first}-${last}${multi ? `/${w.table}` : ''}`;
       await this.withRetry(() => this.deps.db.insert(this.ctx.table(w.table), w.rows, { dedupToken: token }));
       streamMetrics.rows.inc({ processor: name, mode: this.mode, table: w.table }, w.rows.length);
+      lap(`insert ${w.table}`);
+      this.stats.rows.set(w.table, (this.stats.rows.get(w.table) ?? 0) + w.rows.length);
+      // a large chunk's writes can outlast the session timeout: keep the membership alive between them
+      // (kafkajs sends one only when the heartbeat interval has passed)
+      await batch.heartbeat().catch(() => {});
     }
     if (result.afterWrite) await this.withRetry(result.afterWrite);
+    lap('afterWrite');
     streamMetrics.messages.inc({ processor: name, mode: this.mode, outcome: 'written' }, kept.length);
     if (dlq.length) streamMetrics.messages.inc({ processor: name, mode: this.mode, outcome: 'dlq' }, dlq.length);
   }
@@ -344,5 +372,29 @@ export class ProcessorRunner<T> {
         await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 3_000)));
       }
     }
+  }
+}
+
+/** Cumulative wall-clock time per stage of the chunk loop (cheap enough to keep always on). */
+export class StageStats {
+  readonly ms = new Map<string, number>();
+  /** rows written per table */
+  readonly rows = new Map<string, number>();
+  chunks = 0;
+  messages = 0;
+  /** messages in the fetched batches the chunks were cut from (sum over chunks) */
+  fetched = 0;
+  add(stage: string, ms: number): void {
+    this.ms.set(stage, (this.ms.get(stage) ?? 0) + ms);
+  }
+  /** performance.now() at start(), at the first chunk's start and at the last chunk's commit */
+  startedAt = 0;
+  firstChunkAt = 0;
+  lastChunkAt = 0;
+  chunk(messages: number, fetched: number): void {
+    this.lastChunkAt = performance.now();
+    this.chunks++;
+    this.messages += messages;
+    this.fetched += fetched;
   }
 }

@@ -1,6 +1,7 @@
 // Catalog webhooks against the running stack: signed platform payloads in, Kafka records out, the
 // projections in ClickHouse read back through the analysts' SQL endpoint.
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOPICS } from '../../schemas/topics.ts';
@@ -44,6 +45,25 @@ async function post(
   const res = await fetch(`${stack().httpUrl}/webhooks/shopify/${opts.store ?? storeId}`, { method: 'POST', headers, body });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };
+}
+
+/** POST that declares `length` bytes but sends only the first 1 KiB, and resolves on the answer. */
+function declaredLengthPost(url: string, length: number, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(length) } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        body += c;
+      });
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body });
+        req.destroy();
+      });
+    });
+    req.on('error', reject);
+    req.write(`{"id":1,"body_html":"${'x'.repeat(1024)}`);
+  });
 }
 
 /** Poll until `check` returns without throwing (the projections are asynchronous). */
@@ -253,8 +273,15 @@ describe('catalog webhooks', () => {
     expect(unknownStore.status).toBe(404);
     expect(unknownStore.body.error.code).toBe('unknown_store');
 
-    const huge = await post('products/create', null, { body: JSON.stringify({ id: 1, body_html: 'x'.repeat(6 * 1024 * 1024) }) });
+    // a body above the limit is refused on its declared length, before it is read: send the headers and
+    // a first chunk only (a client writing all 6 MiB may see the refused connection close under it: EPIPE)
+    const huge = await declaredLengthPost(`${stack().httpUrl}/webhooks/shopify/${storeId}`, 6 * 1024 * 1024, {
+      'content-type': 'application/json',
+      'x-shopify-topic': 'products/create',
+      'x-shopify-hmac-sha256': signWebhook('{}', secret),
+    });
     expect(huge.status).toBe(413);
+    expect(JSON.parse(huge.body).error.code).toBe('payload_too_large');
 
     const mismatch = await fetch(`${stack().httpUrl}/webhooks/shopify/${storeId}/products/create`, {
       method: 'POST',
