@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import kafkajs, { type Admin, type Consumer, type Kafka, type Producer } from 'kafkajs';
+import { TOPICS } from '../../schemas/topics.ts';
 import type { Logger } from '../common/logger.ts';
 import { gauge } from '../common/metrics.ts';
 import type { LogRecord, RegistryState } from './state.ts';
@@ -62,7 +63,17 @@ export class RegistryLog {
       !exists &&
       (await this.admin.createTopics({
         waitForLeaders: true,
-        topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }],
+        topics: [
+          {
+            topic,
+            numPartitions: TOPICS.schemas.partitions,
+            // the registry's configuration (schemas/topics.ts): compacted, kept forever
+            configEntries: [
+              { name: 'cleanup.policy', value: TOPICS.schemas.cleanupPolicy },
+              { name: 'retention.ms', value: String(TOPICS.schemas.retentionMs) },
+            ],
+          },
+        ],
       }));
     if (created) logger.info({ topic }, 'schema registry topic created (compacted)');
     if (exists) await this.assertCompacted();

@@ -17,6 +17,10 @@ export interface RegistryFixture {
   registry: RunningSchemaRegistry;
   /** start another registry instance over the same topic */
   startRegistry(): Promise<RunningSchemaRegistry>;
+  /** stop the broker, keeping its data (an outage; the registries keep serving what they hold) */
+  stopBroker(): Promise<void>;
+  /** start the broker again on the same port and data directory (`broker` is then the new one) */
+  restartBroker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,8 +28,10 @@ const quiet = pino({ level: process.env.SR_TEST_LOG ?? 'warn' });
 
 export async function startRegistryFixture(topic = '_schemas'): Promise<RegistryFixture> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sr-test-'));
-  const broker = await startBroker({ port: 0, dataDir, logger: quiet, groupOptions: { initialRebalanceDelayMs: 0 } });
-  const brokers = [`127.0.0.1:${broker.port}`];
+  const start = (port: number) => startBroker({ port, dataDir, logger: quiet, groupOptions: { initialRebalanceDelayMs: 0 } });
+  let broker = await start(0);
+  const port = broker.port;
+  const brokers = [`127.0.0.1:${port}`];
   const kafka = new Kafka({ clientId: 'sr-test', brokers, logLevel: logLevel.NOTHING });
   const started: RunningSchemaRegistry[] = [];
   const startRegistry = async () => {
@@ -35,12 +41,19 @@ export async function startRegistryFixture(topic = '_schemas'): Promise<Registry
   };
   const registry = await startRegistry();
   return {
-    broker,
+    get broker() {
+      return broker;
+    },
     brokers,
     kafka,
     topic,
     registry,
     startRegistry,
+    stopBroker: () => broker.close(),
+    async restartBroker() {
+      await broker.close();
+      broker = await start(port);
+    },
     async close() {
       for (const r of started) await r.close();
       await broker.close();
