@@ -140,7 +140,14 @@ export interface RequestContext {
     /** filled by the server; any sent value is ignored */
     segments: string[];
   };
+  /** as sent, or null; not derived from a session cookie (the spec does not define one) */
   session: { returning: boolean | null };
+  /**
+   * Company location identifier (spec: `context.b2bCompany`). With an authorized
+   * `identity.companyLocationId` it is that location's id (server-resolved, wins over a sent value);
+   * otherwise the client's value as sent, informational only: it is NOT verified and must never scope
+   * catalog, prices or segments. Scoping reads `b2b`, which only an authorized location sets.
+   */
   b2bCompany: string | null;
   custom: Record<string, unknown>;
 }
@@ -454,7 +461,7 @@ export function normalizeContext(
       marketing,
       customer,
       session: { returning: c.session?.returning ?? null },
-      b2bCompany: b2b ? b2b.companyId : nonEmpty(c.b2bCompany),
+      b2bCompany: b2b ? b2b.companyLocationId : nonEmpty(c.b2bCompany),
       custom: c.custom ?? {},
     },
   };

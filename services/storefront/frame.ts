@@ -1,6 +1,10 @@
 // The storefront API frame: everything every endpoint under /api/storefront/v1 shares.
 //
-//   onRequest   token → store (StoreDirectory, constant-time hash compare): 401 missing/invalid, 402
+//   request id  a ULID on every request (the host's id when it already is one, as in the app; else the
+//               frame's own), so the frame is correct when mounted alone
+//   onRequest   `x-request-id` (= the request event's `request_id`) and `x-service-build` first, so
+//               every response the frame produces carries them, errors included; then
+//               token → store (StoreDirectory, constant-time hash compare): 401 missing/invalid, 402
 //               suspended; then the per-store / per-IP rate limit (429 + Retry-After)
 //   preHandler  `identity` and `context` (from a JSON body; GET endpoints have none) validated (422 with
 //               field paths) and normalized once into `req.storefront.context` (403 for B2B scope
@@ -11,8 +15,11 @@
 // Endpoints declare `config: { kind }` (the request event kind, schemas/requests.ts) or
 // `config: { public: true }` (no token: the OpenAPI document), and fill `req.storefront.event` with what
 // the event should carry (query, result ids and counts, …).
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { BlockList } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ulid } from 'ulid';
 import { type RequestEvent, type RequestKind, requestEvent } from '../../schemas/requests.ts';
 import { ContextSchema, IdentitySchema } from '../../schemas/storefront.ts';
 import { clientIp, type DeviceType, deviceTypeFromUserAgent, geoFromIp, normalizeIp } from '../common/enrich.ts';
@@ -58,6 +65,8 @@ export interface FrameOptions {
   trustedProxies: BlockList;
   bodyLimit: number;
   logger: Logger;
+  /** the serving build, sent as `x-service-build` on every response */
+  build: string;
   /** the request-event emitter's emit (never throws, never waits) */
   emit?: (event: RequestEvent) => void;
 }
@@ -94,35 +103,86 @@ function observeRequest(route: string, status: number, seconds: number): void {
   child.observe(seconds);
 }
 
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * Request ids are ULIDs: the host's generator is kept when it produces them (the app's pooled-random
+ * ULIDs), anything else (Fastify's default `req-1`, …) is replaced by a fresh ULID. Fastify asks the
+ * generator of the context that owns the route, so this covers the frame's routes and its 404s.
+ */
+function installRequestIds(app: FastifyInstance): void {
+  const inherited = (app as unknown as { genReqId?: (raw: IncomingMessage) => string }).genReqId;
+  app.setGenReqId((raw) => {
+    const id = inherited?.call(app, raw);
+    return typeof id === 'string' && id.length === 26 && ULID.test(id) ? id : ulid();
+  });
+}
+
+/** the two headers every response carries; a no-op when the onRequest hook already set them */
+function ensureHeaders(req: FastifyRequest, reply: FastifyReply, build: string): void {
+  if (!reply.hasHeader('x-request-id')) reply.header('x-request-id', req.id);
+  if (!reply.hasHeader('x-service-build')) reply.header('x-service-build', build);
+}
+
+/**
+ * token → store for tokens that authenticated, keyed by the token's SHA-256 (computed once per request;
+ * no plaintext token is kept; a lookup by digest reveals nothing usable about a token, so the map's
+ * non-constant-time compare is no timing oracle). Emptied on any store-configuration change, so suspensions and revocations apply at
+ * once. A miss (first use, or after a change) asks the directory, which hashes and compares itself.
+ */
+export class AuthCache {
+  static readonly MAX_ENTRIES = 10_000;
+  private readonly entries = new Map<string, StoreRecord>();
+  private readonly directory: StoreDirectory;
+  readonly close: () => void;
+
+  constructor(directory: StoreDirectory) {
+    this.directory = directory;
+    const unsubscribe = directory.onChange(() => this.entries.clear());
+    this.close = () => {
+      unsubscribe();
+      this.entries.clear();
+    };
+  }
+
+  authenticate(token: string | null): AuthResult {
+    // missing, blank or over-long (the directory refuses > 512): its own answer, nothing hashed or cached
+    if (token === null || token.length > 512 || token.trim() === '') return this.directory.authenticate(token);
+    const key = createHash('sha256').update(token, 'utf8').digest('base64');
+    const hit = this.entries.get(key);
+    if (hit) return { ok: true, store: hit };
+    const auth = this.directory.authenticate(token);
+    if (auth.ok) {
+      if (this.entries.size >= AuthCache.MAX_ENTRIES) this.entries.clear();
+      this.entries.set(key, auth.store);
+    }
+    return auth;
+  }
+
+  /** the cache keys (base64 SHA-256 digests), for inspection */
+  keys(): string[] {
+    return [...this.entries.keys()];
+  }
+}
+
 /** context JSON of bodyless requests per store view and signals (it depends on nothing else) */
 const bodylessContextJson = new WeakMap<StorefrontStoreView, Map<string, string>>();
 const refusals = counter('storefront_refused_total', 'Storefront requests refused before the handler, by error code', ['code']);
 
 /** Install the frame on an encapsulated Fastify instance (the storefront plugin). */
 export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
-  const { directory, views, rateLimiter, trustedProxies, logger } = opts;
+  const { directory, views, rateLimiter, trustedProxies, logger, build } = opts;
   app.decorateRequest('storefront', null);
+  installRequestIds(app);
+  // the API takes JSON bodies only: a text/plain body is a 415 like any other non-JSON type (Fastify's
+  // default text parser would otherwise hand the frame a string)
+  app.removeContentTypeParser('text/plain');
 
-  // token → store for tokens that authenticated (the directory hashes and compares in constant time on
-  // every call); emptied on any store-configuration change, so suspensions and revocations apply at once
-  const authenticated = new Map<string, StoreRecord>();
-  const unsubscribe = directory.onChange(() => authenticated.clear());
+  const auth = new AuthCache(directory);
   app.addHook('onClose', (_app, done) => {
-    unsubscribe();
+    auth.close();
     done();
   });
-  const authenticate = (token: string | null): AuthResult => {
-    if (token !== null) {
-      const store = authenticated.get(token);
-      if (store) return { ok: true, store };
-    }
-    const auth = directory.authenticate(token);
-    if (auth.ok && token !== null) {
-      if (authenticated.size >= 10_000) authenticated.clear();
-      authenticated.set(token, auth.store);
-    }
-    return auth;
-  };
 
   app.addHook('onRoute', (route) => {
     route.bodyLimit ??= opts.bodyLimit;
@@ -131,14 +191,16 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
   // Hooks in callback style: a request that needs no I/O (the common case: the rate-limit buckets are
   // warm, a GET has no body) runs through the frame without a promise.
   app.addHook('onRequest', (req, reply, done) => {
+    reply.header('x-request-id', req.id);
+    reply.header('x-service-build', build);
     if (req.routeOptions.config?.public) return done();
-    const auth = authenticate(header(req, 'x-storefront-access-token'));
-    if (!auth.ok) {
-      refusals.inc({ code: auth.code });
-      sendError(reply, new StorefrontError(auth.status, auth.code, auth.message));
+    const result = auth.authenticate(header(req, 'x-storefront-access-token'));
+    if (!result.ok) {
+      refusals.inc({ code: result.code });
+      sendError(reply, new StorefrontError(result.status, result.code, result.message));
       return;
     }
-    const store = auth.store;
+    const store = result.store;
     const ip = clientIp(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxies);
     const receivedAt = Date.now();
     const startedNs = process.hrtime.bigint();
@@ -192,7 +254,17 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
   app.addHook('preHandler', (req, reply, done) => {
     const sf = req.storefront;
     if (!sf) return done();
-    const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? (req.body as Record<string, unknown>) : {};
+    // GET endpoints have no body (undefined); a JSON body must be an object
+    const raw = req.body;
+    if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw))) {
+      const got = raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw;
+      sendError(
+        reply,
+        new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', [{ path: '', message: `expected a JSON object, received ${got}` }]),
+      );
+      return;
+    }
+    const body = (raw ?? {}) as Record<string, unknown>;
     const fields: { path: string; message: string }[] = [];
     const identity = body.identity === undefined ? { success: true as const, data: undefined } : IdentitySchema.safeParse(body.identity);
     if (!identity.success) fields.push(...validationError(identity.error, 'identity').fields);
@@ -233,11 +305,13 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
 
   app.setErrorHandler((err: FastifyError | StorefrontError, req, reply) => {
     const e = err instanceof StorefrontError ? err : fromFastifyError(err as FastifyError);
+    ensureHeaders(req, reply, build);
     if (e.status >= 500) logger.error({ err, reqId: req.id, url: req.url }, 'storefront request failed');
     return sendError(reply, e);
   });
 
   app.setNotFoundHandler((req, reply) => {
+    ensureHeaders(req, reply, build);
     reply.code(404).send(errorBody('not_found', `No storefront endpoint ${req.method} ${req.url.split('?')[0]}.`));
   });
 }

@@ -2,7 +2,7 @@
 // alone in tests): the frame (auth, rate limit, identity/context, request events, errors), the
 // autocomplete and sort-order endpoints and the OpenAPI document generated from the same schemas.
 import type { FastifyInstance } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   AUTOCOMPLETE_MAX_QUERY,
   AutocompleteQuerySchema,
@@ -12,7 +12,7 @@ import {
   SortOrdersResponseSchema,
 } from '../../schemas/storefront.ts';
 import type { AutocompleteIndex } from './autocomplete/index.ts';
-import { sanitizeQuery } from './autocomplete/text.ts';
+import { codePointLength, sanitizeQuery } from './autocomplete/text.ts';
 import { sendError, validationError } from './errors.ts';
 import { type FrameOptions, installFrame } from './frame.ts';
 import { buildOpenApi, type Operation } from './openapi.ts';
@@ -22,11 +22,22 @@ export const STOREFRONT_PREFIX = '/api/storefront/v1';
 
 export interface StorefrontPluginOptions extends FrameOptions {
   autocomplete: AutocompleteIndex;
-  build: string;
 }
 
-/** a query under this many characters after sanitizing counts as empty */
+/** a query under this many characters (code points) after sanitizing counts as empty */
 export const MIN_QUERY_CHARS = 2;
+
+/**
+ * What the route validates: the documented schema, with the 255-character limit counted in code points
+ * (like the 2-character minimum and JSON Schema's `maxLength` in the OpenAPI document) rather than zod's
+ * UTF-16 units, so an emoji counts as one character.
+ */
+const AutocompleteQuery = AutocompleteQuerySchema.extend({
+  query: z
+    .string()
+    .refine((q) => codePointLength(q) <= AUTOCOMPLETE_MAX_QUERY, { message: `at most ${AUTOCOMPLETE_MAX_QUERY} characters` })
+    .optional(),
+});
 
 export const OPERATIONS: Operation[] = [
   {
@@ -63,16 +74,11 @@ export async function storefrontPlugin(app: FastifyInstance, opts: StorefrontPlu
 
   app.get('/search/complete', { config: { kind: 'autocomplete' } }, async (req, reply) => {
     const sf = req.storefront!;
-    const parsed = (AutocompleteQuerySchema as z.ZodType<z.infer<typeof AutocompleteQuerySchema>>).safeParse(req.query);
-    if (!parsed.success) {
-      const err = validationError(parsed.error);
-      // keep the limit's wording stable for clients that show it
-      for (const f of err.fields) if (f.path === 'query' && /at most|too big|<=/.test(f.message)) f.message = `at most ${AUTOCOMPLETE_MAX_QUERY} characters`;
-      return sendError(reply, err);
-    }
+    const parsed = AutocompleteQuery.safeParse(req.query);
+    if (!parsed.success) return sendError(reply, validationError(parsed.error));
     const raw = parsed.data.query;
     const sanitized = raw === undefined ? '' : sanitizeQuery(raw);
-    const effective = [...sanitized].length >= MIN_QUERY_CHARS;
+    const effective = codePointLength(sanitized) >= MIN_QUERY_CHARS;
     const normalized = effective ? sanitized.toLowerCase() : null;
     const rc = sf.context;
     const matched = index.suggest(sf.store.storeId, {

@@ -54,7 +54,8 @@ function build(dir: StoreDirectory, record: StoreRecord): StorefrontStoreView {
   const storeId = record.storeId;
   const markets: MarketInfo[] = dir.items(storeId, 'market').map((m) => ({
     code: m.code,
-    marketId: m.market_id,
+    // a market configured by its gid alone is matched by that gid's numeric id too
+    marketId: m.market_id ?? (m.gid ? (gidNumericId(m.gid, 'Market') ?? null) : null),
     countries: m.countries,
     currency: m.currency,
   }));

@@ -104,7 +104,43 @@ describe('authentication and headers', () => {
     const r = await get(`/search/complete?query=${'x'.repeat(256)}`, token);
     expect(r.status).toBe(422);
     expect(r.headers.get('x-request-id')).toMatch(ULID);
+    expect(r.headers.get('x-service-build')).toBe('test');
     expect(await r.json()).toEqual({ error: { code: 'validation_failed', message: expect.any(String), fields: [{ path: 'query', message: 'at most 255 characters' }] } });
+    // the limit counts code points: 255 emoji pass, 256 do not
+    expect((await get(`/search/complete?query=${encodeURIComponent('🧦'.repeat(255))}`, token)).status).toBe(200);
+    expect((await get(`/search/complete?query=${encodeURIComponent('🧦'.repeat(256))}`, token)).status).toBe(422);
+  });
+
+  it('404 for an unknown storefront path, with the error body and both headers', async () => {
+    const { token } = await createTestStore({ name: 'sf 404' });
+    const r = await get('/no-such-endpoint', token);
+    expect(r.status).toBe(404);
+    expect(r.headers.get('x-request-id')).toMatch(ULID);
+    expect(r.headers.get('x-service-build')).toBe('test');
+    expect(await r.json()).toMatchObject({ error: { code: 'not_found', message: expect.any(String), fields: [] } });
+  });
+
+  it('429 once a client exhausts its per-IP bucket, with Retry-After, the error body and both headers', async () => {
+    // a store and a client address of its own (X-Forwarded-For is believed from the loopback peer), so
+    // no other suite shares the bucket; requests go out in concurrent rounds until the bucket refuses
+    const { token } = await createTestStore({ name: 'sf 429' });
+    const ip = `198.51.100.${1 + (process.pid % 250)}`;
+    let limited: Response | undefined;
+    let sent = 0;
+    while (!limited && sent < 5_000) {
+      const round = await Promise.all(Array.from({ length: 25 }, () => get('/sort-orders', token, { 'x-forwarded-for': ip })));
+      sent += round.length;
+      for (const r of round) {
+        if (r.status === 429 && !limited) limited = r;
+        else await r.arrayBuffer();
+      }
+    }
+    expect(limited, `no 429 after ${sent} requests`).toBeDefined();
+    const r = limited!;
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(r.headers.get('x-request-id')).toMatch(ULID);
+    expect(r.headers.get('x-service-build')).toBe('test');
+    expect(await r.json()).toMatchObject({ error: { code: 'rate_limited', message: expect.any(String), fields: [] } });
   });
 });
 

@@ -112,20 +112,35 @@ export const TEST_BUILD = 'frame-test';
  * The plugin as the app mounts it, plus a POST echo route inside a second frame-encapsulated plugin
  * (`/api/storefront/v1-echo/echo`) returning the normalized context, for body/context tests.
  */
-export async function startHarness(redisUrl: string, rate: Partial<RateLimitSettings> = {}, bodyLimit = 16 * 1024): Promise<Harness> {
+export interface HostOptions {
+  /** the host's request-id generator (default: Fastify's `req-1`, `req-2`, …) */
+  genReqId?: () => string;
+  /** when set, the host sets x-request-id / x-service-build itself, as services/app/app.ts does */
+  hostBuild?: string;
+}
+
+export async function startHarness(
+  redisUrl: string,
+  rate: Partial<RateLimitSettings> = {},
+  bodyLimit = 16 * 1024,
+  host: HostOptions = {},
+): Promise<Harness> {
   const directory = new MemoryDirectory();
   const index = new AutocompleteIndex({ minRegionQueries: 3, rebuildDebounceMs: 0 });
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   const logger = createLogger('storefront-test', 'silent');
   const events: RequestEvent[] = [];
-  const app = Fastify({
-    genReqId: () => ulid(),
-    bodyLimit: 1024 * 1024,
-  });
-  app.addHook('onRequest', async (req, reply) => {
-    reply.header('x-request-id', req.id);
-    reply.header('x-service-build', TEST_BUILD);
-  });
+  // a bare host: Fastify's default request ids (`req-1`, …) and no header hooks, so the tests see what
+  // the plugin itself guarantees (ULID x-request-id, x-service-build)
+  const app = Fastify({ bodyLimit: 1024 * 1024, ...(host.genReqId ? { genReqId: host.genReqId } : {}) });
+  const hostBuild = host.hostBuild;
+  if (hostBuild !== undefined) {
+    app.addHook('onRequest', (req, reply, done) => {
+      reply.header('x-request-id', req.id);
+      reply.header('x-service-build', hostBuild);
+      done();
+    });
+  }
   const views = new StoreViews(directory);
   const rateLimiter = createRateLimiter(redis, { storePerSec: 0, storeBurst: 1, ipPerSec: 0, ipBurst: 1, timeoutMs: 200, ...rate });
   const frame = {
@@ -135,9 +150,10 @@ export async function startHarness(redisUrl: string, rate: Partial<RateLimitSett
     trustedProxies: parseTrustedProxies('127.0.0.0/8,::1/128'),
     bodyLimit,
     logger,
+    build: TEST_BUILD,
     emit: (e: RequestEvent) => events.push(e),
   };
-  await app.register(storefrontPlugin, { ...frame, autocomplete: index, build: TEST_BUILD, prefix: STOREFRONT_PREFIX });
+  await app.register(storefrontPlugin, { ...frame, autocomplete: index, prefix: STOREFRONT_PREFIX });
   await app.register(
     async (inner) => {
       installFrame(inner, frame);

@@ -27,6 +27,26 @@ export function sanitizeQuery(raw: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
 
+/**
+ * Length in Unicode code points (what the query limits count: an emoji is one character, not two UTF-16
+ * units; a lone surrogate counts as one). No array is built, unlike `[...s].length`.
+ */
+export function codePointLength(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // a high surrogate followed by a low one is one code point
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
 /** The matching form: sanitized, lower case, trimmed, single spaces. */
 export function normalizeQuery(raw: string): string {
   return sanitizeQuery(raw).toLowerCase();
