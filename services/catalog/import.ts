@@ -433,6 +433,46 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
 }
 
 // ------------------------------------------------------------------------------------------------
+// progress display
+
+/** The part of a cli-progress bar the import command uses. */
+export interface ProgressBar {
+  start(total: number, startValue: number, payload?: Record<string, unknown>): void;
+  update(current: number, payload?: Record<string, unknown>): void;
+  stop(): void;
+}
+
+/**
+ * The import command's terminal display: the bar follows `onProgress`; a bad record's line is printed
+ * above it (the bar is stopped, the line written, the bar started again) and the bar is redrawn where it
+ * was — same position, same line and record counts — not from 0.
+ */
+export function importProgressDisplay(bar: ProgressBar, out: { write(text: string): unknown }, totalBytes: number) {
+  const total = Math.max(totalBytes, 1);
+  let value = 0;
+  let payload = { line: 0, produced: 0 };
+  return {
+    start() {
+      bar.start(total, value, payload);
+    },
+    onProgress(p: ImportProgress) {
+      value = p.bytes;
+      payload = { line: p.line, produced: p.produced };
+      bar.update(value, payload);
+    },
+    onError(e: LineError) {
+      bar.stop();
+      out.write(`line ${e.line}: ${e.message}\n`);
+      payload = { ...payload, line: e.line };
+      bar.start(total, value, payload);
+    },
+    stop() {
+      bar.stop();
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
 // CLI
 
 async function main() {
@@ -483,18 +523,26 @@ async function main() {
   }
 
   const tty = process.stderr.isTTY === true;
+  // clearOnComplete: stopping the bar (before an error line) clears its line instead of leaving a copy
   const bar = tty
     ? new cliProgress.SingleBar(
-        { format: 'importing [{bar}] {percentage}% | line {line} | {produced} records | {eta_formatted} left', stream: process.stderr, hideCursor: true },
+        {
+          format: 'importing [{bar}] {percentage}% | line {line} | {produced} records | {eta_formatted} left',
+          stream: process.stderr,
+          hideCursor: true,
+          clearOnComplete: true,
+        },
         cliProgress.Presets.shades_classic,
       )
     : undefined;
+  let display: ReturnType<typeof importProgressDisplay> | undefined;
   let lastLog = 0;
   let code = 0;
   try {
     await writer.start();
     const size = statSync(path.resolve(o.file)).size;
-    bar?.start(Math.max(size, 1), 0, { line: 0, produced: 0 });
+    display = bar ? importProgressDisplay(bar, process.stderr, size) : undefined;
+    display?.start();
     const summary = await runImport({
       storeId: o.store,
       file: o.file,
@@ -505,20 +553,18 @@ async function main() {
       batchSize: o.batchSize,
       signal: controller.signal,
       onProgress: (p) => {
-        if (bar) bar.update(p.bytes, { line: p.line, produced: p.produced });
+        if (display) display.onProgress(p);
         else if (Date.now() - lastLog > 5_000) {
           lastLog = Date.now();
           process.stderr.write(`importing: line ${p.line}, ${p.produced} records, ${Math.round((100 * p.bytes) / Math.max(p.totalBytes, 1))}%\n`);
         }
       },
       onError: (e) => {
-        const text = `line ${e.line}: ${e.message}\n`;
-        if (bar) bar.stop();
-        process.stderr.write(text);
-        if (bar) bar.start(Math.max(size, 1), 0, { line: e.line, produced: 0 });
+        if (display) display.onError(e);
+        else process.stderr.write(`line ${e.line}: ${e.message}\n`);
       },
     });
-    bar?.stop();
+    display?.stop();
     if (o.json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else {
       const lines = [
@@ -531,7 +577,7 @@ async function main() {
     }
     code = summary.status === 'interrupted' ? 130 : summary.status === 'stopped' ? 1 : summary.errors.length ? 2 : 0;
   } catch (err) {
-    bar?.stop();
+    display?.stop();
     process.stderr.write(`catalog import failed: ${(err as Error).message}\n`);
     code = 1;
   } finally {

@@ -1,9 +1,12 @@
 // The admin CLI's argument handling, as a child process, without Kafka: help, flag validation (exit 2,
 // the flag named), environment validation (exit 78), and an unreachable broker (exit 1, a clear message).
+// The whole command tree's --help is walked in-process on the program the CLI builds (buildProgram).
 import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { type Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { freePorts } from '../../deploy/local/stack.ts';
+import { buildProgram } from '../../services/admin/cli.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(ROOT, 'node_modules/.bin/node');
@@ -30,6 +33,51 @@ describe('admin CLI without a broker', () => {
     const cmd = await cli(['b2b', 'locations', 'put', '--help']);
     expect(cmd.code).toBe(0);
     expect(cmd.stdout).toContain('--gid <gid>');
+  });
+
+  it('every command of the tree answers --help with exit 0 and its usage', async () => {
+    // [path, command] for the program and every command below it
+    const walk = (cmd: Command, prefix: string[]): [string[], Command][] => [
+      [prefix, cmd],
+      ...cmd.commands.flatMap((c) => walk(c, [...prefix, c.name()])),
+    ];
+    const tree = walk(buildProgram(), []);
+    const paths = tree.map(([p]) => p.join(' '));
+    // the tree is what the docs list: every group, and the put/list/get/delete of the item kinds
+    expect(paths).toEqual(expect.arrayContaining(['', 'stores delete', 'b2b locations put', 'webhook-secrets add', 'media-preloads set', 'config import', 'autocomplete brand-prompt']));
+    expect(tree.length).toBeGreaterThan(70);
+    for (const [p, cmd] of tree) if (p.length) expect(cmd.description(), p.join(' ')).not.toBe('');
+
+    const captureOutput = (cmd: Command, sink: { out: string; err: string }) => {
+      cmd.configureOutput({
+        writeOut: (t) => {
+          sink.out += t;
+        },
+        writeErr: (t) => {
+          sink.err += t;
+        },
+      });
+      for (const c of cmd.commands) captureOutput(c, sink);
+    };
+    for (const [p, cmd] of tree) {
+      const program = buildProgram();
+      const sink = { out: '', err: '' };
+      captureOutput(program, sink);
+      // main() turns a CommanderError into the process exit code: exitCode 0 → 0
+      let code: number | undefined;
+      try {
+        await program.parseAsync([...p, '--help'], { from: 'user' });
+      } catch (err) {
+        code = err instanceof CommanderError ? err.exitCode : 1;
+      }
+      const name = ['admin', ...p].join(' ') || 'admin';
+      expect(code, name).toBe(0);
+      expect(sink.err, name).toBe('');
+      expect(sink.out.split('\n')[0], name).toMatch(/^Usage: /);
+      expect(sink.out.split('\n')[0], name).toContain(`Usage: ${name}`);
+      // help wraps long descriptions: compare with the whitespace folded
+      expect(sink.out.replace(/\s+/g, ' '), name).toContain(cmd.description().replace(/\s+/g, ' '));
+    }
   });
 
   it('rejects bad flag values before connecting, naming the flag', async () => {

@@ -69,6 +69,64 @@ export function shopifyProduct(over: Record<string, unknown> = {}) {
   };
 }
 
+/** A gift card product: Shopify flags it, and its variants need no inventory tracking. */
+export function shopifyGiftCard(over: Record<string, unknown> = {}) {
+  return shopifyProduct({
+    id: 1122334455,
+    title: 'Gift Card',
+    handle: 'gift-card',
+    vendor: 'Snowdevil',
+    product_type: 'Gift Cards',
+    created_at: '2024-01-15T08:30:00Z',
+    updated_at: '2024-01-16T08:30:00Z',
+    published_at: '2024-01-15T09:00:00Z',
+    is_gift_card: true,
+    variants: [
+      { id: 11223344551, title: '$25', price: '25.00', position: 1, option1: '$25', inventory_management: null, inventory_policy: 'deny', inventory_quantity: 0 },
+      { id: 11223344552, title: '$50', price: '50.00', position: 2, option1: '$50', inventory_management: null, inventory_policy: 'deny', inventory_quantity: 0 },
+    ],
+    options: [{ name: 'Denomination', position: 1, values: ['$25', '$50'] }],
+    images: [],
+    metafields: [],
+    ...over,
+  });
+}
+
+/**
+ * A combined listing: the parent groups child products (one per colour); each child names its parent.
+ * The parent's bundle variant requires components.
+ */
+export function shopifyCombinedListing(role: 'parent' | 'child', over: Record<string, unknown> = {}) {
+  const parent = role === 'parent';
+  return shopifyProduct({
+    id: parent ? 9900001 : 9900002,
+    title: parent ? 'Trail Jacket' : 'Trail Jacket - Green',
+    handle: parent ? 'trail-jacket' : 'trail-jacket-green',
+    vendor: 'Northwind',
+    product_type: 'Jackets',
+    created_at: '2024-02-10T12:00:00+01:00',
+    updated_at: '2024-02-11T12:00:00+01:00',
+    combined_listing_role: parent ? 'PARENT' : 'child',
+    combined_listing_parent_product_id: parent ? null : 'gid://shopify/Product/9900001',
+    variants: [
+      {
+        id: parent ? 99000011 : 99000021,
+        title: 'Green',
+        price: '120.00',
+        position: 1,
+        option1: 'Green',
+        inventory_management: 'shopify',
+        inventory_quantity: 3,
+        requires_components: parent,
+      },
+    ],
+    options: [{ name: 'Color', position: 1, values: ['Green'] }],
+    images: [],
+    metafields: [],
+    ...over,
+  });
+}
+
 export function shopifyCollection(over: Record<string, unknown> = {}) {
   return {
     id: 841564295,

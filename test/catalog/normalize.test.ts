@@ -13,7 +13,7 @@ import {
   stripHtml,
   summarize,
 } from '../../services/catalog/normalize.ts';
-import { shopifyArticle, shopifyCollection, shopifyOrder, shopifyProduct } from './fixtures.ts';
+import { shopifyArticle, shopifyCollection, shopifyCombinedListing, shopifyGiftCard, shopifyOrder, shopifyProduct } from './fixtures.ts';
 
 const opts = { source: 'webhook' as const, now: '2026-01-01T00:00:00.000Z' };
 
@@ -26,6 +26,9 @@ describe('product normalization', () => {
     expect(p.tags).toEqual(['Emotive', 'Flash Memory', 'MP3', 'Music']);
     expect(p.updated_at).toBe('2024-03-05T17:00:00.000Z');
     expect(p.published_at).toBe('2024-03-01T15:00:00.000Z');
+    expect(p.created_at).toBe('2024-03-01T15:00:00.000Z');
+    expect([p.vendor, p.product_type, p.status]).toEqual(['Apple', 'Cult Products', 'active']);
+    expect([p.is_gift_card, p.combined_listing_parent_product_id, p.combined_listing_role, p.has_variants_that_require_components]).toEqual([false, null, null, false]);
     expect(p.images.map((i) => i.id)).toEqual(['562641783', '850703190']);
     expect(p.images[0].variant_ids).toEqual(['808950810']);
     expect(p.variants.map((v) => [v.id, v.price, v.compare_at_price, v.available, v.inventory_item_id])).toEqual([
@@ -38,6 +41,51 @@ describe('product normalization', () => {
     // the record survives the Avro round trip unchanged
     const t = avroType(CATALOG_AVRO.products);
     expect(t.fromBuffer(t.toBuffer(p))).toEqual(p);
+  });
+
+  it('keeps the gift-card flag and the combined-listing parent, role and component flags', () => {
+    const gift = normalizeProduct('s', shopifyGiftCard(), opts);
+    if (!gift.ok) throw new Error(JSON.stringify(gift.issues));
+    expect(gift.value.product).toMatchObject({
+      product_id: '1122334455',
+      product_type: 'Gift Cards',
+      created_at: '2024-01-15T08:30:00.000Z',
+      is_gift_card: true,
+      combined_listing_parent_product_id: null,
+      combined_listing_role: null,
+      has_variants_that_require_components: false,
+    });
+    // untracked gift-card variants are always available
+    expect(gift.value.product.variants.map((v) => [v.id, v.price, v.available])).toEqual([
+      ['11223344551', '25.00', true],
+      ['11223344552', '50.00', true],
+    ]);
+
+    const parent = normalizeProduct('s', shopifyCombinedListing('parent'), opts);
+    const child = normalizeProduct('s', shopifyCombinedListing('child'), opts);
+    if (!parent.ok || !child.ok) throw new Error('combined listing fixtures do not normalize');
+    // role lower-cased; the component flag is derived from the variants when the product does not say
+    expect(parent.value.product).toMatchObject({
+      product_type: 'Jackets',
+      created_at: '2024-02-10T11:00:00.000Z',
+      is_gift_card: false,
+      combined_listing_role: 'parent',
+      combined_listing_parent_product_id: null,
+      has_variants_that_require_components: true,
+    });
+    expect(parent.value.product.variants[0].requires_components).toBe(true);
+    // the child names its parent by gid → a digit id
+    expect(child.value.product).toMatchObject({
+      combined_listing_role: 'child',
+      combined_listing_parent_product_id: '9900001',
+      has_variants_that_require_components: false,
+    });
+    // the flags survive the Avro round trip
+    const t = avroType(CATALOG_AVRO.products);
+    for (const p of [gift.value.product, parent.value.product, child.value.product]) expect(t.fromBuffer(t.toBuffer(p))).toEqual(p);
+    // the platform's string booleans are accepted
+    const stringly = normalizeProduct('s', shopifyGiftCard({ is_gift_card: 'true' }), opts);
+    expect(stringly.ok && stringly.value.product.is_gift_card).toBe(true);
   });
 
   it('accepts gid ids, array tags, untracked and continue-selling variants', () => {

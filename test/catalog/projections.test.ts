@@ -33,7 +33,7 @@ import {
 import { CATALOG_PROCESSORS, type CatalogProcessor } from '../../services/catalog/projections.ts';
 import type { Decoded } from '../../streams/runtime/types.ts';
 import { privateDb } from '../helpers/chdb.ts';
-import { shopifyArticle, shopifyCollection, shopifyProduct } from './fixtures.ts';
+import { shopifyArticle, shopifyCollection, shopifyCombinedListing, shopifyGiftCard, shopifyProduct } from './fixtures.ts';
 
 let db: Db;
 const offsets = new Map<string, bigint>();
@@ -89,10 +89,16 @@ describe('products', () => {
       title: 'IPod Nano - 8GB',
       handle: 'ipod-nano',
       vendor: 'Apple',
+      product_type: 'Cult Products',
       tags: ['Emotive', 'Flash Memory', 'MP3', 'Music'],
       status: 'active',
       updated_at: '2024-03-05T17:00:00.000Z',
       published_at: '2024-03-01T15:00:00.000Z',
+      created_at: '2024-03-01T15:00:00.000Z',
+      is_gift_card: false,
+      combined_listing_parent_product_id: null,
+      combined_listing_role: null,
+      has_variants_that_require_components: false,
       price_range: { from: '189.50', to: '199.00' },
       available: true,
     });
@@ -113,6 +119,81 @@ describe('products', () => {
     expect((await productsByHandles(db, store, ['ipod-nano', 'nope'])).map((x) => x.id)).toEqual(['632910392']);
     // other stores see nothing
     expect(await productsByIds(db, 'another-store', ['632910392'])).toEqual([]);
+  });
+
+  it('projects the gift-card flag and combined listings (parent, role, components)', async () => {
+    const flags = 'proj-product-flags';
+    const norm = (raw: unknown) => {
+      const r = normalizeProduct(flags, raw, { source: 'webhook', now });
+      if (!r.ok) throw new Error(JSON.stringify(r.issues));
+      return { value: r.value.product };
+    };
+    await deliver('products', [norm(shopifyGiftCard()), norm(shopifyCombinedListing('parent')), norm(shopifyCombinedListing('child'))]);
+    const views = await productsByIds(db, flags, ['1122334455', '9900001', '9900002']);
+    expect(
+      views
+        .map((p) => ({
+          id: p.id,
+          product_type: p.product_type,
+          created_at: p.created_at,
+          is_gift_card: p.is_gift_card,
+          parent: p.combined_listing_parent_product_id,
+          role: p.combined_listing_role,
+          components: p.has_variants_that_require_components,
+          variant_components: p.variants.map((v) => v.requires_components),
+          price_range: p.price_range,
+          available: p.available,
+        }))
+        .sort((a, b) => a.id.localeCompare(b.id)),
+    ).toEqual([
+      {
+        id: '1122334455',
+        product_type: 'Gift Cards',
+        created_at: '2024-01-15T08:30:00.000Z',
+        is_gift_card: true,
+        parent: null,
+        role: null,
+        components: false,
+        variant_components: [false, false],
+        price_range: { from: '25.00', to: '50.00' },
+        available: true,
+      },
+      {
+        id: '9900001',
+        product_type: 'Jackets',
+        created_at: '2024-02-10T11:00:00.000Z',
+        is_gift_card: false,
+        parent: null,
+        role: 'parent',
+        components: true,
+        variant_components: [true],
+        price_range: { from: '120.00', to: '120.00' },
+        available: true,
+      },
+      {
+        id: '9900002',
+        product_type: 'Jackets',
+        created_at: '2024-02-10T11:00:00.000Z',
+        is_gift_card: false,
+        parent: '9900001',
+        role: 'child',
+        components: false,
+        variant_components: [false],
+        price_range: { from: '120.00', to: '120.00' },
+        available: true,
+      },
+    ]);
+    // the same columns in the table the analysts read
+    const rows = await db.query<{ id: string; g: number; parent: string | null; role: string | null }>(
+      `SELECT toString(product_id) AS id, is_gift_card AS g, toString(combined_listing_parent_product_id) AS parent, combined_listing_role AS role
+       FROM catalog_products_current WHERE store_id = {s:String} ORDER BY product_id`,
+      { s: flags },
+    );
+    expect(rows.map((r) => [r.id, Number(r.g), r.parent, r.role])).toEqual([
+      ['9900001', 0, null, 'parent'],
+      ['9900002', 0, '9900001', 'child'],
+      ['1122334455', 1, null, null],
+    ]);
   });
 
   it('applies a newer update and ignores a late older one', async () => {

@@ -11,7 +11,7 @@ import { createLogger } from '../../services/common/logger.ts';
 import { shopifyArticle, shopifyCollection, shopifyOrder, shopifyProduct } from '../catalog/fixtures.ts';
 import { catalogReady } from '../catalog/ready.ts';
 import { stack, sql as stackSql } from '../helpers/stack.ts';
-import { closeTestStoreWriter, createTestStore } from '../helpers/stores.ts';
+import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
 
 let storeId: string;
 let secret: string;
@@ -145,6 +145,55 @@ describe('catalog webhooks', () => {
     expect(titles.at(-1)?.is_deleted).toBe(1);
   });
 
+  it("a store's own webhook secret replaces the platform secret; during a rotation both sign", async () => {
+    // precedence (services/catalog/module.ts): the store's `webhook_secret` items when it has any, else
+    // the platform secret (CATALOG_WEBHOOK_SECRET or DATA_DIR/catalog-webhook.secret)
+    const { storeId: own } = await createTestStore({ name: 'own webhook secret' });
+    const w = testStoreWriter();
+    const payload = shopifyProduct({ id: 7007, handle: 'own-secret' });
+    const body = JSON.stringify(payload);
+    const send = async (signWith: string) => (await post('products/update', payload, { store: own, body, sign: signWebhook(body, signWith) })).status;
+    const first = `first-store-secret-${process.pid}-0123456789`;
+    const second = `second-store-secret-${process.pid}-abcdefghij`;
+
+    // no secret of its own yet: the platform secret signs
+    expect(await send(secret)).toBe(200);
+    expect(await send(first)).toBe(401);
+
+    await w.putConfig(own, 'webhook_secret', { id: 'first', secret: first, label: 'shopify', created_at: null });
+    await waitForApp(w);
+    expect(await send(first)).toBe(200);
+    expect(await send(secret)).toBe(401);
+    expect(await send(second)).toBe(401);
+    // other stores keep the platform secret
+    expect((await post('products/update', shopifyProduct({ id: 7008, handle: 'platform-secret' }))).status).toBe(200);
+
+    // rotation: the new secret is added, both sign until the old one is removed
+    await w.putConfig(own, 'webhook_secret', { id: 'second', secret: second, label: 'rotated', created_at: null });
+    await waitForApp(w);
+    expect(await send(first)).toBe(200);
+    expect(await send(second)).toBe(200);
+    expect(await send(secret)).toBe(401);
+
+    await w.deleteConfig(own, 'webhook_secret', 'first');
+    await waitForApp(w);
+    expect(await send(first)).toBe(401);
+    expect(await send(second)).toBe(200);
+
+    // without any secret of its own the store falls back to the platform secret
+    await w.deleteConfig(own, 'webhook_secret', 'second');
+    await waitForApp(w);
+    expect(await send(second)).toBe(401);
+    expect(await send(secret)).toBe(200);
+    // what was accepted reached the store's projection
+    const [p] = await eventually(async () => {
+      const rows = await stackSql<{ handle: string }>('SELECT handle FROM catalog_products_current WHERE store_id = {store:String} AND product_id = 7007', { store: own });
+      expect(rows).toHaveLength(1);
+      return rows;
+    });
+    expect(p.handle).toBe('own-secret');
+  });
+
   it('a delete wins even over an update stamped ahead of our clock', async () => {
     const future = new Date(Date.now() + 3 * 24 * 3_600_000).toISOString();
     await post('products/update', shopifyProduct({ id: 6006, handle: 'from-the-future', updated_at: future }));
@@ -225,7 +274,7 @@ describe('catalog webhooks', () => {
     await eventually(async () => expect(await sql("SELECT * FROM catalog_content_current WHERE store_id = {store:String} AND content_type = 'article'")).toEqual([]));
   });
 
-  it('an order webhook produces an order the revenue and co-purchase aggregates consume', async () => {
+  it('an order webhook produces an order the revenue and co-purchase aggregates consume; a cancellation takes it back', async () => {
     // recent dates: orders_raw keeps EVENTS_RETENTION_DAYS
     const placed = new Date(Date.now() - 3_600_000).toISOString();
     const res = await post('orders/create', shopifyOrder({ id: 5005, created_at: placed, processed_at: placed, updated_at: placed }));
@@ -239,20 +288,50 @@ describe('catalog webhooks', () => {
         { product_id: '921728736', quantity: 1, price: '200.94', session_id: 'sess-123' },
       ]);
     }, 30_000);
-    await eventually(async () => {
-      const sales = await sql<{ units: string }>(
-        'SELECT toString(sum(units)) AS units FROM product_daily_sales WHERE store_id = {store:String} AND product_id = 632910392',
+    // units, orders and revenue (price × quantity) per product; the line without a product is left out
+    const sales = () =>
+      sql<{ product_id: string; units: string; orders: string; revenue: string }>(
+        `SELECT toString(product_id) AS product_id, toString(sum(s.units)) AS units, toString(sum(s.orders)) AS orders, toString(sum(s.revenue)) AS revenue
+         FROM product_daily_sales AS s WHERE store_id = {store:String}
+         GROUP BY product_id HAVING sum(s.units) != 0 OR sum(s.orders) != 0 OR sum(s.revenue) != 0 ORDER BY product_id`,
       );
-      expect(sales[0].units).toBe('2');
+    // co-purchase pairs in both directions, plus the diagonal (orders containing the product). Rows that
+    // sum to zero are left out: SummingMergeTree drops them when it merges, so they may or may not be there
+    const pairs = () =>
+      sql<{ a: string; b: string; orders: string }>(
+        `SELECT toString(product_a) AS a, toString(product_b) AS b, toString(sum(p.orders)) AS orders
+         FROM co_purchase_pairs AS p WHERE store_id = {store:String}
+         GROUP BY product_a, product_b HAVING sum(p.orders) != 0 ORDER BY product_a, product_b`,
+      );
+    await eventually(async () => {
+      expect(await sales()).toEqual([
+        { product_id: '632910392', units: '2', orders: '1', revenue: '398' },
+        { product_id: '921728736', units: '1', orders: '1', revenue: '200.94' },
+      ]);
+      expect(await pairs()).toEqual([
+        { a: '632910392', b: '632910392', orders: '1' },
+        { a: '632910392', b: '921728736', orders: '1' },
+        { a: '921728736', b: '632910392', orders: '1' },
+        { a: '921728736', b: '921728736', orders: '1' },
+      ]);
     }, 30_000);
     const cancelled = await post('orders/cancelled', shopifyOrder({ id: 5005, created_at: placed, processed_at: placed, cancelled_at: new Date().toISOString(), updated_at: new Date().toISOString() }));
     expect(cancelled.body.records).toBe(1);
+    // signed deltas: the cancellation subtracts everything the order added
     await eventually(async () => {
-      const sales = await sql<{ units: string }>(
-        'SELECT toString(sum(units)) AS units FROM product_daily_sales WHERE store_id = {store:String} AND product_id = 632910392',
-      );
-      expect(sales[0].units).toBe('0');
+      expect(await sales()).toEqual([]);
+      expect(await pairs()).toEqual([]);
     }, 30_000);
+    // orders_raw: every line rewritten as cancelled and deleted, so the current state (FINAL) has none
+    const latest = await sql<{ line_no: number; cancelled: number; is_deleted: number }>(
+      `SELECT line_no, argMax(cancelled, _version) AS cancelled, argMax(is_deleted, _version) AS is_deleted
+       FROM orders_raw WHERE store_id = {store:String} AND order_id = '5005' GROUP BY line_no ORDER BY line_no`,
+    );
+    expect(latest).toEqual([
+      { line_no: 0, cancelled: 1, is_deleted: 1 },
+      { line_no: 1, cancelled: 1, is_deleted: 1 },
+    ]);
+    expect(await sql("SELECT line_no FROM orders_raw FINAL WHERE store_id = {store:String} AND order_id = '5005'")).toEqual([]);
   });
 
   it('answers bad input with a 4xx naming the problem', async () => {

@@ -322,3 +322,98 @@ describe('admin CLI: every configuration kind', () => {
     expect(gone.code).toBe(3);
   }, 300_000);
 });
+
+describe('admin CLI: curation, brand prompt, previews prune, import --prune, show and delete', () => {
+  it('curate --deny and brand-prompt reach the app; previews prune tombstones only expired previews', async () => {
+    const { storeId } = await createTestStore({ name: 'Curation', items: { sort_order: sampleItems().sort_order, merch_rule: sampleItems().merch_rule } });
+    const denied = await cliJson<{ item: unknown; offset: string }>('autocomplete', 'curate', storeId, '--query', 'Cheap Knockoff', '--deny');
+    expect(denied.item).toEqual({ query: 'cheap knockoff', allowed: false, display_label: null });
+    const both = await cli('autocomplete', 'curate', storeId, '--query', 'x', '--allow', '--deny');
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--allow and --deny exclude each other');
+    expect(await cliJson('autocomplete', 'curations', storeId)).toEqual([{ query: 'cheap knockoff', allowed: false, display_label: null }]);
+
+    await cliJson('autocomplete', 'brand-prompt', storeId, 'Outdoor gear for rainy cities; never suggest knockoffs.');
+    // a live preview (the CLI's, one hour) and one whose hour is over: written with the writer's own
+    // producer, since the writer stamps every new preview with created_at = now
+    const live = await cliJson<{ preview_id: string }>('previews', 'create', storeId, '--from-rule', '01JD0000000000000000000010');
+    const w = testStoreWriter();
+    const expiredId = '00000000-0000-4000-8000-000000000001';
+    const rule = { id: null, ...(sampleItems().merch_rule?.[0] as object), name: 'Expired preview' };
+    const produce = (w as unknown as { produce(store: string, kind: ConfigKind, id: string, payload: unknown): Promise<{ offset: string }> }).produce.bind(w);
+    await produce(storeId, 'merch_preview', expiredId, { id: expiredId, rule, created_at: new Date(Date.now() - 2 * 3_600_000).toISOString(), expires_at: new Date(Date.now() - 3_600_000).toISOString() });
+    // an expired preview is no longer served or listed, but its record stays until pruned
+    expect((await cliJson<{ id: string }[]>('previews', 'list', storeId)).map((p) => p.id)).toEqual([live.preview_id]);
+    await eventually(async () => expect((await projected(storeId)).get(`merch_preview|${expiredId}`)).toMatchObject({ id: expiredId, rule: { name: 'Expired preview' } }));
+
+    const pruned = await cliJson<{ deleted: number }>('previews', 'prune', storeId);
+    expect(pruned).toEqual({ store_id: storeId, deleted: 1 });
+    expect((await cliJson<{ id: string }[]>('previews', 'list', storeId)).map((p) => p.id)).toEqual([live.preview_id]);
+    expect(await cliJson('previews', 'prune', storeId)).toEqual({ store_id: storeId, deleted: 0 });
+
+    await eventually(async () => {
+      const rows = await projected(storeId);
+      expect(rows.get('autocomplete_curation|cheap knockoff')).toEqual({ query: 'cheap knockoff', allowed: false, display_label: null });
+      expect(rows.get(`store|${storeId}`)).toMatchObject({ brand_prompt: 'Outdoor gear for rainy cities; never suggest knockoffs.' });
+      expect(rows.has(`merch_preview|${live.preview_id}`)).toBe(true);
+      expect(rows.has(`merch_preview|${expiredId}`)).toBe(false);
+    });
+    // "" clears the brand prompt
+    await cliJson('autocomplete', 'brand-prompt', storeId, '');
+    await eventually(async () => expect((await projected(storeId)).get(`store|${storeId}`)).toMatchObject({ brand_prompt: null }));
+  }, 180_000);
+
+  it('config import --store --prune tombstones what the document lacks; stores show counts; stores delete --yes → 401', async () => {
+    const source = await createTestStore({ name: 'Import source', items: { synonym: sampleItems().synonym, redirect_term: sampleItems().redirect_term } });
+    const target = await createTestStore({
+      name: 'Import target',
+      items: { synonym: [{ id: 'extra', type: 'two_way', terms: ['hoodie', 'sweatshirt'] }], sort_order: sampleItems().sort_order?.slice(0, 1) },
+    });
+    const doc = path.join(tmp, 'prune-source.json');
+    expect((await cli('config', 'export', source.storeId, '--out', doc)).code).toBe(0);
+
+    const imported = await cliJson<{ store_id: string; created: boolean; written: number; deleted: number; offset: string }>('config', 'import', doc, '--store', target.storeId, '--prune');
+    // 2 synonyms + 1 redirect written; the target's own synonym and sort order tombstoned
+    expect(imported).toMatchObject({ store_id: target.storeId, created: false, written: 3, deleted: 2 });
+    await appliedByApp(imported.offset);
+    const synonyms = await cliJson<{ id: string }[]>('synonyms', 'list', target.storeId);
+    expect(synonyms.map((x) => x.id).sort()).toEqual(['pants', 'tees']);
+    expect((await cli('synonyms', 'get', target.storeId, 'extra')).code).toBe(3);
+    await eventually(async () => {
+      const rows = await projected(target.storeId);
+      expect(rows.has('synonym|extra')).toBe(false);
+      expect(rows.has('sort_order|newest')).toBe(false);
+      expect(rows.has('synonym|tees')).toBe(true);
+      expect(rows.has('redirect_term|gift cards')).toBe(true);
+    });
+    // without --prune an import keeps what the document lacks
+    await cliJson('synonyms', 'put', target.storeId, '--id', 'kept', '--terms', 'cap,hat');
+    const kept = await cliJson<{ deleted: number }>('config', 'import', doc, '--store', target.storeId);
+    expect(kept).toMatchObject({ written: 3, deleted: 0 });
+    expect((await cliJson<{ id: string }[]>('synonyms', 'list', target.storeId)).map((x) => x.id).sort()).toEqual(['kept', 'pants', 'tees']);
+
+    const shown = await cliJson<{ store: { storeId: string; name: string; status: string }; counts: Record<string, number> }>('stores', 'show', target.storeId);
+    expect(shown.store).toMatchObject({ storeId: target.storeId, name: 'Import source', status: 'active' });
+    expect(shown.counts).toMatchObject({ synonym: 3, redirect_term: 1, sort_order: 0, market: 0, block: 0 });
+    const human = await cli('stores', 'show', target.storeId);
+    expect(human.stdout).toContain('synonym: 3');
+
+    expect((await whoami(target.token)).status).toBe(200);
+    const unconfirmed = await cli('stores', 'delete', target.storeId);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain('confirm with --yes');
+    expect((await whoami(target.token)).status).toBe(200);
+    const deleted = await cliJson<{ deleted: boolean; offset: string }>('stores', 'delete', target.storeId, '--yes');
+    expect(deleted).toMatchObject({ store_id: target.storeId, deleted: true });
+    await appliedByApp(deleted.offset);
+    const after = await whoami(target.token);
+    expect(after.status).toBe(401);
+    expect(await after.json()).toMatchObject({ error: { code: 'invalid_token' } });
+    const gone = await cli('stores', 'show', target.storeId);
+    expect(gone.code).toBe(3);
+    expect(gone.stderr).toContain(`store ${target.storeId} does not exist`);
+    await eventually(async () => expect([...(await projected(target.storeId)).keys()]).toEqual([]));
+    // the source store is untouched
+    expect((await whoami(source.token)).status).toBe(200);
+  }, 180_000);
+});
