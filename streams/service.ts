@@ -3,7 +3,7 @@
 // processor in distributed mode, or the fault tests' child process).
 import type { Kafka, Producer } from 'kafkajs';
 import type { Redis } from 'ioredis';
-import type { Db } from '../clickhouse/client.ts';
+import { assertIdentifier, type Db } from '../clickhouse/client.ts';
 import { TOPICS, type TopicKey } from '../schemas/topics.ts';
 import type { ValueCodec } from '../schemas/codec.ts';
 import { type Config, topicName } from '../services/common/config.ts';
@@ -46,19 +46,25 @@ export async function liveNamespace(redis: Redis, processor: string): Promise<st
   return (await redis.get(namespaceKey(processor))) ?? 'live';
 }
 
-/** Apply EVENTS_RETENTION_DAYS to the raw tables when it differs from their current TTL. */
-export async function applyRetention(db: Db, days: number, logger: Logger): Promise<void> {
+/**
+ * Apply EVENTS_RETENTION_DAYS to the raw event, request and order tables, and
+ * REJECTED_EVENTS_RETENTION_DAYS (default 30) to rejected_events_raw, where it differs from their
+ * current TTL.
+ */
+export async function applyRetention(db: Db, days: number, logger: Logger, rejectedDays = 30): Promise<void> {
+  const want: Record<string, number> = { events_raw: days, requests_raw: days, orders_raw: days, rejected_events_raw: rejectedDays };
   const rows = await db.query<{ name: string; engine_full: string }>(
-    `SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN ('events_raw', 'requests_raw', 'orders_raw')`,
-    { db: db.database },
+    `SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN {names:Array(String)}`,
+    { db: db.database, names: Object.keys(want) },
   );
   for (const r of rows) {
+    const target = want[r.name];
     const current = /toIntervalDay\((\d+)\)/.exec(r.engine_full)?.[1];
-    if (current !== undefined && Number(current) === days) continue;
+    if (target === undefined || (current !== undefined && Number(current) === target)) continue;
     const col = 'ts';
-    // `days` is a validated integer (config schema); DDL cannot take server-side parameters for it
-    await db.command(`ALTER TABLE ${r.name} MODIFY TTL toDateTime(${col}) + INTERVAL ${Math.trunc(days)} DAY`);
-    logger.info({ table: r.name, days }, 'retention changed');
+    // `target` is a validated integer (config schema); DDL cannot take server-side parameters for it
+    await db.command(`ALTER TABLE ${assertIdentifier(r.name)} MODIFY TTL toDateTime(${col}) + INTERVAL ${Math.trunc(target)} DAY`);
+    logger.info({ table: r.name, days: target }, 'retention changed');
   }
 }
 
@@ -67,7 +73,7 @@ export async function startStreams(opts: StreamsOptions): Promise<Streams> {
   const log = logger.child({ component: 'streams' });
   const topics = [...new Set(opts.processors.map((p) => p.topic))].map((key) => ({ key: key as TopicKey, name: topicName(config, TOPICS[key as TopicKey].name) }));
   await ensureStreamTopics(kafka, topics, log);
-  await applyRetention(db, config.EVENTS_RETENTION_DAYS, log);
+  await applyRetention(db, config.EVENTS_RETENTION_DAYS, log, config.REJECTED_EVENTS_RETENTION_DAYS);
 
   let producer: Producer | undefined;
   const dlq = {

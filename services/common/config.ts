@@ -120,6 +120,8 @@ export const EnvSchema = z.object({
   STREAMS_DEDUP_HORIZON_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(72),
   /** streams: retention of the raw event, request and order tables (ALTER … MODIFY TTL at start-up) */
   EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(395),
+  /** streams: retention of rejected_events_raw (beacon events dropped by validation), same mechanism */
+  REJECTED_EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** streams: bearer token of POST /internal/replay; unset = generated and written to DATA_DIR/replay.token */
   STREAMS_REPLAY_TOKEN: z.string().min(16).optional(),
   /** catalog webhooks: HMAC-SHA256 secret for stores without a `webhook_secret` config item; unset = generated into DATA_DIR/catalog-webhook.secret */

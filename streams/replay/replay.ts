@@ -15,8 +15,11 @@
 //   5. swap: `EXCHANGE TABLES t AND t__shadow` for each table (atomic per table: a reader sees the old or
 //      the new table, never a missing one), the live group's offsets move to where the replay stopped,
 //      the live state namespace switches to the replay's, the live runner starts again. Plain views
-//      over a swapped table (e.g. catalog_products_current) name it and so read the new one at once;
-//      only materialized views are bound to their source and target, hence re-created over the shadows.
+//      over a swapped table (e.g. catalog_products_current) name it and so read the new one at once.
+//      Materialized views are bound to their source and target: whether that binding follows the name
+//      or the table's UUID through an EXCHANGE differs between ClickHouse versions (chDB 26.7 follows
+//      the name), so after the swap the live views are re-created from their pre-swap DDL, which names
+//      the live tables (`CREATE OR REPLACE`, atomic: the view is never missing), while nothing writes.
 // Tombstones reach the replayed processor exactly as they reach the live one (`parseTombstone`), so a
 // processor of a compacted topic (the catalog projections) rebuilds its deletes too.
 // Only a replay from the earliest retained offset swaps by default: a partial replay (time, offsets)
@@ -151,7 +154,7 @@ export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: R
     // ---- 1. shadow tables and views
     emit({ type: 'phase', phase: 'prepare', message: `creating shadow tables for ${processor.name}` });
     const tables = [...processor.tables.views.map((v) => v.target), ...processor.tables.written];
-    await createShadows(db, processor, tables);
+    const liveViews = await createShadows(db, processor, tables);
     const tPrepared = performance.now();
 
     // ---- 2. start offsets and the first target
@@ -253,6 +256,8 @@ export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: R
       emit({ type: 'phase', phase: 'swap', message: `swapping ${tables.length} tables` });
       for (const t of tables) await db.command(`EXCHANGE TABLES ${assertIdentifier(t)} AND ${assertIdentifier(t + SHADOW)}`);
       swapped = true;
+      await dropShadowViews(db, processor);
+      await rebindLiveViews(db, liveViews);
       const oldNamespace = await liveNamespace(redis, processor.name);
       await setGroupOffsets(kafka, admin, liveGroup, topic, target);
       await new BatchJournal(redis, liveGroup).reset(topic, [...target.keys()]);
@@ -342,8 +347,11 @@ function sumTarget(start: Map<number, bigint>, target: Map<number, bigint>): num
   return n;
 }
 
-/** Drop old shadows, create `t__shadow` for each table with the live DDL, then the shadow views. */
-export async function createShadows(db: Db, processor: Processor<any>, tables: string[]): Promise<void> {
+/**
+ * Drop old shadows, create `t__shadow` for each table with the live DDL, then the shadow views.
+ * Returns the live materialized views' DDL as it was before anything was swapped (view → statement).
+ */
+export async function createShadows(db: Db, processor: Processor<any>, tables: string[]): Promise<Map<string, string>> {
   await dropShadowViews(db, processor);
   for (const t of tables) {
     const shadow = assertIdentifier(t + SHADOW);
@@ -351,10 +359,28 @@ export async function createShadows(db: Db, processor: Processor<any>, tables: s
     await db.command(`CREATE TABLE ${shadow} AS ${assertIdentifier(t)}`);
   }
   const names = [...tables, ...processor.tables.views.map((v) => v.view)];
+  const live = new Map<string, string>();
   for (const v of processor.tables.views) {
     const [row] = await db.query<{ statement: string }>(`SHOW CREATE TABLE ${assertIdentifier(v.view)}`);
     if (!row) throw new Error(`materialized view ${v.view} not found`);
+    live.set(v.view, row.statement);
     await db.command(shadowDdl(row.statement, db.database, names));
+  }
+  return live;
+}
+
+/**
+ * After `EXCHANGE TABLES`: re-create each live materialized view from its pre-swap DDL (which names the
+ * live source and target), so it reads and writes the swapped-in tables whether the server bound it by
+ * name or by UUID. `CREATE OR REPLACE` swaps the definition atomically. Then checks that no live view
+ * names a shadow table.
+ */
+export async function rebindLiveViews(db: Db, statements: Map<string, string>): Promise<void> {
+  for (const [view, statement] of statements) {
+    if (!/^CREATE MATERIALIZED VIEW /.test(statement)) throw new Error(`unexpected DDL of ${view}: ${statement.slice(0, 80)}`);
+    await db.command(statement.replace(/^CREATE MATERIALIZED VIEW /, 'CREATE OR REPLACE MATERIALIZED VIEW '));
+    const [row] = await db.query<{ statement: string }>(`SHOW CREATE TABLE ${assertIdentifier(view)}`);
+    if (!row || row.statement.includes(SHADOW)) throw new Error(`materialized view ${view} still refers to a shadow table after the swap`);
   }
 }
 

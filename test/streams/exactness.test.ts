@@ -85,6 +85,9 @@ describe('exactly-once aggregates under SIGKILL', () => {
       for (const [name, m] of Object.entries(want)) expect(Object.keys(m).length, name).toBeGreaterThan(0);
       expect(got.eventsRaw).toEqual(want.eventsRaw);
       expect(got.views).toEqual(want.views);
+      expect(got.clicks).toEqual(want.clicks);
+      expect(got.addToCarts).toEqual(want.addToCarts);
+      expect(got.impressions).toEqual(want.impressions);
       expect(got.sessions).toEqual(want.sessions);
       expect(got.sessionEvents).toEqual(want.sessionEvents);
       expect(got.coView).toEqual(want.coView);
@@ -95,8 +98,11 @@ describe('exactly-once aggregates under SIGKILL', () => {
       expect(got.trending).toEqual(want.trending);
       expect(got.searches).toEqual(want.searches);
       expect(got.units).toEqual(want.units);
+      expect(got.orders).toEqual(want.orders);
       expect(got.revenue).toEqual(want.revenue);
       expect(got.coPurchase).toEqual(want.coPurchase);
+      // and nothing the truth covers was left out of the comparisons above
+      expect(got).toEqual(want);
     } catch (err) {
       process.stderr.write(`child logs:\n${[...logs, ...proc.logs].slice(-60).join('\n')}\n`);
       throw err;

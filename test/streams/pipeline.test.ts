@@ -6,11 +6,13 @@ import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
+import type { EnrichedEvent } from '../../schemas/events.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
-import { relatedProducts, searchedThenViewed, searchesServed, trendingCells, trendingQueries, bestSellers, trendingProducts } from '../../clickhouse/queries/index.ts';
+import { bestSellers, productPopularity, relatedProducts, searchedThenPurchased, searchedThenViewed, searchesServed, trendingCells, trendingProducts, trendingQueries } from '../../clickhouse/queries/index.ts';
 import { type Config, loadConfig } from '../../services/common/config.ts';
 import { createKafka } from '../../services/common/kafka.ts';
 import { createLogger } from '../../services/common/logger.ts';
+import { registry } from '../../services/common/metrics.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { selectProcessors } from '../../streams/registry.ts';
 import { type ReplayEvent, runReplay } from '../../streams/replay/replay.ts';
@@ -67,19 +69,39 @@ describe('stream processors in process', () => {
 
   const q: QueryFn = (sql) => db.query(sql);
 
-  it('applies EVENTS_RETENTION_DAYS to the raw tables at start-up', async () => {
+  /** stream_dlq_total from the process's metrics registry: `processor|mode|reason` → count */
+  async function dlqCounts(): Promise<Map<string, number>> {
+    const m = await registry.getSingleMetric('stream_dlq_total')?.get();
+    return new Map((m?.values ?? []).map((v) => [`${v.labels.processor}|${v.labels.mode}|${v.labels.reason}`, v.value]));
+  }
+
+  it('applies EVENTS_RETENTION_DAYS and REJECTED_EVENTS_RETENTION_DAYS to the raw tables at start-up', async () => {
     const own = await privateDb(`retention_${ulid().toLowerCase()}`);
     try {
       await migrate(own);
+      const ttls = async () => {
+        const rows = await own.query<{ name: string; engine_full: string }>(
+          "SELECT name, engine_full FROM system.tables WHERE database = currentDatabase() AND name IN ('events_raw', 'requests_raw', 'orders_raw', 'rejected_events_raw') ORDER BY name",
+        );
+        return rows.map((r) => [r.name, /TTL toDateTime\(ts\) \+ toIntervalDay\((\d+)\)/.exec(r.engine_full)?.[1]]);
+      };
       await applyRetention(own, 30, logger);
-      const rows = await own.query<{ name: string; engine_full: string }>(
-        "SELECT name, engine_full FROM system.tables WHERE database = currentDatabase() AND name IN ('events_raw', 'requests_raw', 'orders_raw') ORDER BY name",
-      );
-      expect(rows.map((r) => [r.name, /TTL toDateTime\(ts\) \+ toIntervalDay\((\d+)\)/.exec(r.engine_full)?.[1]])).toEqual([
+      expect(await ttls()).toEqual([
         ['events_raw', '30'],
         ['orders_raw', '30'],
+        ['rejected_events_raw', '30'],
         ['requests_raw', '30'],
       ]);
+      expect(config.REJECTED_EVENTS_RETENTION_DAYS).toBe(30);
+      const rejectedDays = loadConfig({ ...process.env, REJECTED_EVENTS_RETENTION_DAYS: '7' }).REJECTED_EVENTS_RETENTION_DAYS;
+      await applyRetention(own, 400, logger, rejectedDays);
+      expect(await ttls()).toEqual([
+        ['events_raw', '400'],
+        ['orders_raw', '400'],
+        ['rejected_events_raw', '7'],
+        ['requests_raw', '400'],
+      ]);
+      expect(() => loadConfig({ REJECTED_EVENTS_RETENTION_DAYS: '0' })).toThrow(/REJECTED_EVENTS_RETENTION_DAYS/);
     } finally {
       await own.close();
     }
@@ -88,6 +110,7 @@ describe('stream processors in process', () => {
   it('sends garbage bytes and schema-violating values to the DLQ with the reason, and keeps the partition flowing', async () => {
     const store = `dlq_${ulid()}`;
     const key = `${store}:s1`; // one key → one partition, so the good event sits behind the poison
+    const dlqBefore = await dlqCounts();
     const bad = enrichedEvent({ event_type: 'product_view', store_id: store, session_id: 's1', timestamp: new Date().toISOString(), product_id: '7' });
     await produceRaw(infra, 'events', [{ key, value: Buffer.from('definitely not avro') }]);
     await produce(infra, 'events', [{ key, value: { ...bad, price: 'twelve dollars' } }]);
@@ -122,6 +145,18 @@ describe('stream processors in process', () => {
     // the original position travels with the message
     expect(new Set(mine.map((m) => m.partition)).size).toBe(1);
     expect(Number(mine[1].offset)).toBe(Number(mine[0].offset) + 1);
+
+    // the metrics registry counted them by reason kind, and the partition's lag is back to 0
+    const dlqAfter = await dlqCounts();
+    const delta = (reason: string) => (dlqAfter.get(`events|live|${reason}`) ?? 0) - (dlqBefore.get(`events|live|${reason}`) ?? 0);
+    expect({ undecodable: delta('undecodable'), invalid: delta('invalid') }).toEqual({ undecodable: 2, invalid: 1 });
+    const partition = mine[0].partition;
+    const lag = await until(async () => {
+      const m = await registry.getSingleMetric('stream_consumer_lag')?.get();
+      const v = m?.values.find((x) => x.labels.processor === 'events' && x.labels.mode === 'live' && x.labels.topic === infra.topic('events') && String(x.labels.partition) === partition);
+      return v;
+    });
+    expect(lag.value).toBe(0);
   });
 
   it('publishes changed trending cells with their current votes on agg:trending, and ranks the uptick', async () => {
@@ -249,6 +284,99 @@ describe('stream processors in process', () => {
     ]);
   });
 
+  it('answers searched-then-purchased, co-cart, viewed-then-bought, popularity, platform-wide searches and trending by prefix and country', async () => {
+    const store = `qh_${ulid()}`;
+    const t = Date.now() - 3600_000;
+    const at = (i: number) => new Date(t + i * 1000).toISOString();
+    const ev = (sid: string, i: number, fields: Partial<EnrichedEvent>) =>
+      enrichedEvent({ event_type: 'product_view', store_id: store, session_id: sid, timestamp: at(i), geo_country: 'FR', ...fields });
+    const events: EnrichedEvent[] = [];
+    // carts: 4 sessions add 10 and 11, 2 sessions 10 and 12, 4 sessions 12 alone
+    for (let s = 0; s < 10; s++) {
+      const items = s < 4 ? ['10', '11'] : s < 6 ? ['10', '12'] : ['12'];
+      for (const [i, p] of items.entries()) events.push(ev(`c${s}`, i, { event_type: 'add_to_cart', product_id: p, quantity: 1, price: '2.00', currency: 'USD' }));
+    }
+    // journeys: b0, b1 search 'Rain Coat', view 20, buy 21; b2 searches 'umbrella', views 20, buys 21;
+    // b3 searches 'rain coat', views 20 and 22, buys 22. b0 also clicks 20.
+    const purchase = (sid: string, i: number, products: string[]) =>
+      ev(sid, i, { event_type: 'purchase', order_id: `${sid}-order`, currency: 'USD', line_items: products.map((p) => ({ product_id: p, variant_id: null, quantity: 1, price: '7.50' })) });
+    for (const [sid, query, bought] of [['b0', 'Rain Coat', '21'], ['b1', 'Rain Coat', '21'], ['b2', 'umbrella', '21']] as const) {
+      events.push(ev(sid, 0, { event_type: 'search', query, contextual_data: { search_source: 'typed' } }), ev(sid, 1, { product_id: '20' }), purchase(sid, 2, [bought]));
+    }
+    events.push(ev('b0', 1, { event_type: 'product_click', product_id: '20', position: 1 }));
+    events.push(
+      ev('b3', 0, { event_type: 'search', query: 'rain coat', contextual_data: { search_source: 'typed' } }),
+      ev('b3', 1, { product_id: '20' }),
+      ev('b3', 2, { product_id: '22' }),
+      purchase('b3', 3, ['22']),
+    );
+    await produce(infra, 'events', events.map((e) => ({ key: `${store}:${e.session_id}`, value: e })));
+    await produce(infra, 'orders', [
+      { key: `${store}:o1`, value: order({ store_id: store, order_id: 'o1', created_at: at(5), line_items: [{ product_id: '21', variant_id: null, quantity: 2, price: '7.50' }] }) },
+    ]);
+    // searches served: 'rain coat' by 3 voters in DE and 2 in US, 'rain boots' by 2 in DE, 'red hat' by 2 in DE
+    const served = await searchesServed(db);
+    const now = new Date().toISOString();
+    const reqs = [
+      ...['1', '2', '3'].map((v) => searchRequest({ store_id: store, query: 'Rain Coat', session_id: `de-${v}`, country: 'DE', at: now })),
+      ...['1', '2'].map((v) => searchRequest({ store_id: store, query: 'rain boots', session_id: `de-${v}`, country: 'DE', at: now })),
+      ...['1', '2'].map((v) => searchRequest({ store_id: store, query: 'red hat', session_id: `de-${v}`, country: 'DE', at: now })),
+      ...['1', '2'].map((v) => searchRequest({ store_id: store, query: 'rain coat', session_id: `us-${v}`, country: 'US', at: now })),
+    ];
+    await produce(infra, 'requests', reqs.map((r) => ({ key: `${store}:${r.session_id}`, value: r })));
+    await waitCaughtUp(infra.kafka, (['events', 'requests', 'orders'] as const).map((k) => ({ group: `streams.${k}`, topic: infra.topic(k) })), 60_000);
+
+    // platform-wide searches served grew by exactly this store's requests
+    expect(await searchesServed(db)).toBe(String(BigInt(served) + BigInt(reqs.length)));
+    expect(await searchesServed(db, { storeId: store })).toBe(String(reqs.length));
+
+    // co_cart: cosine n_ab / sqrt(n_aa · n_bb) with n_10 = 6, n_11 = 4, n_12 = 6
+    const coCart = await relatedProducts(db, { storeId: store, strategy: 'co_cart', productIds: ['10'] });
+    expect(coCart.map((r) => [r.productId, r.support])).toEqual([['11', 4], ['12', 2]]);
+    expect(coCart[0].score).toBeCloseTo(4 / Math.sqrt(6 * 4), 9);
+    expect(coCart[1].score).toBeCloseTo(2 / Math.sqrt(6 * 6), 9);
+    // a cart of 10 and 11: only 12 is left, scored through anchor 10 (11 never co-carted with 12)
+    const cartOf = await relatedProducts(db, { storeId: store, strategy: 'co_cart', productIds: ['10', '11'] });
+    expect(cartOf.map((r) => [r.productId, r.support])).toEqual([['12', 2]]);
+    expect(cartOf[0].score).toBeCloseTo(2 / 6, 9);
+
+    // viewed-then-bought from 20: 21 (3 purchases) and 22 (1); viewers of 20 = 4 sessions
+    const vtb = await relatedProducts(db, { storeId: store, strategy: 'viewed_then_bought', productIds: ['20'] });
+    expect(vtb.map((r) => [r.productId, r.support])).toEqual([['21', 3], ['22', 1]]);
+    expect(vtb[0].score).toBeCloseTo(3 / Math.sqrt(4 * 3), 9);
+    expect(vtb[1].score).toBeCloseTo(1 / Math.sqrt(4 * 1), 9);
+    expect(await relatedProducts(db, { storeId: store, strategy: 'viewed_then_bought', productIds: ['20'], excludeProductIds: ['21'] })).toEqual([
+      { productId: '22', score: vtb[1].score, support: 1 },
+    ]);
+
+    // searched-then-purchased: normalized by the product's purchases after any query (21: 3, 22: 1)
+    const stp = await searchedThenPurchased(db, { storeId: store, query: '  RAIN coat' });
+    expect(stp.map((r) => [r.productId, r.count])).toEqual([['21', 2], ['22', 1]]);
+    expect(stp[0].score).toBeCloseTo(2 / Math.sqrt(3), 9);
+    expect(stp[1].score).toBeCloseTo(1, 9);
+    expect(await searchedThenPurchased(db, { storeId: store, query: 'umbrella' })).toEqual([{ productId: '21', score: 1 / Math.sqrt(3), count: 1 }]);
+    expect(await searchedThenPurchased(db, { storeId: store, query: 'nothing' })).toEqual([]);
+
+    // popularity: engagement and sales side by side; unknown products are absent
+    expect(await productPopularity(db, { storeId: store, productIds: ['10', '20', '21', '22', '999'] })).toEqual([
+      { productId: '10', views: 0, clicks: 0, addToCarts: 6, units: 0, revenue: '0' },
+      { productId: '20', views: 4, clicks: 1, addToCarts: 0, units: 0, revenue: '0' },
+      { productId: '21', views: 0, clicks: 0, addToCarts: 0, units: 2, revenue: '15' },
+      { productId: '22', views: 1, clicks: 0, addToCarts: 0, units: 0, revenue: '0' },
+    ]);
+
+    // trending with a prefix and a country together
+    const later = new Date(Date.now() + 60_000);
+    const de = await trendingQueries(db, { storeId: store, country: 'de', prefix: 'Rain', now: later });
+    expect(de.map((r) => [r.query, r.recentVotes, r.searches])).toEqual([['rain coat', 3, 3], ['rain boots', 2, 2]]);
+    const us = await trendingQueries(db, { storeId: store, country: 'US', prefix: 'rain', now: later });
+    expect(us.map((r) => [r.query, r.recentVotes, r.searches])).toEqual([['rain coat', 2, 2]]);
+    // FR votes come from the beacon `search` events only (3 sessions; searches counts served ones: 0)
+    const fr = await trendingQueries(db, { storeId: store, country: 'FR', prefix: 'rain c', now: later });
+    expect(fr.map((r) => [r.query, r.recentVotes, r.searches, r.clickSessions])).toEqual([['rain coat', 3, 0, 4]]);
+    expect(await trendingQueries(db, { storeId: store, country: 'US', prefix: 'red', now: later })).toEqual([]);
+  });
+
   it('replays the events, requests and orders processors into shadow tables, finds them identical and swaps without a gap in reads', { timeout: 240_000 }, async () => {
     const sc = generateScenario({ seed: 7, stores: ['replay_a', 'replay_b'], visitsPerStore: 30, ordersPerStore: 15 });
     await produce(infra, 'events', sc.events);
@@ -298,13 +426,108 @@ describe('stream processors in process', () => {
     // the old live tables are now the shadows; the rebuilt ones are live and keep receiving data
     const [{ n }] = await db.query<{ n: string }>("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'events_raw__shadow'");
     expect(Number(n)).toBe(1);
-    const fresh = enrichedEvent({ event_type: 'product_view', store_id: 'replay_a', session_id: 'after-swap', timestamp: new Date().toISOString(), product_id: '4242' });
-    await produce(infra, 'events', [{ key: 'replay_a:after-swap', value: fresh }]);
-    await until(async () => {
-      const r = await db.query<{ n: string }>("SELECT count() AS n FROM co_view_pairs WHERE store_id = 'replay_a' AND product_a = 4242");
-      return Number(r[0].n) > 0 ? true : undefined;
-    });
+
+    // the materialized views fire on the swapped-in source tables and write into the swapped-in targets
+    // (never into the __shadow tables, which now hold the previous generation)
+    const viewFed = async (suffix: string) => {
+      const [r] = await db.query<{ searches: string; votes: string; zero: string; views: string; clicks: string; carts: string; beacon_votes: string }>(
+        `SELECT
+           (SELECT sum(searches) FROM searches_served_daily${suffix} WHERE store_id = 'replay_a') AS searches,
+           (SELECT uniqExactMerge(voters) FROM trending_queries_hourly${suffix} WHERE store_id = 'replay_a' AND query = 'after swap') AS votes,
+           (SELECT sum(zero_results) FROM trending_queries_hourly${suffix} WHERE store_id = 'replay_a' AND query = 'after swap') AS zero,
+           (SELECT sum(views) FROM product_daily_engagement${suffix} WHERE store_id = 'replay_a' AND product_id = 4242) AS views,
+           (SELECT sum(clicks) FROM product_daily_engagement${suffix} WHERE store_id = 'replay_a' AND product_id = 4242) AS clicks,
+           (SELECT sum(add_to_carts) FROM product_daily_engagement${suffix} WHERE store_id = 'replay_a' AND product_id = 4242) AS carts,
+           (SELECT uniqExactMerge(voters) FROM trending_search_events_hourly${suffix} WHERE store_id = 'replay_a' AND query = 'after swap') AS beacon_votes`,
+      );
+      return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v)]));
+    };
+    const liveBefore = await viewFed('');
+    const shadowBefore = await viewFed('__shadow');
+    expect(liveBefore).toMatchObject({ votes: 0, views: 0, clicks: 0, carts: 0, beacon_votes: 0 });
+    const now = new Date().toISOString();
+    // 5 searches served by 3 shoppers (one of them searching three times), one with no results
+    const afterReqs = ['s1', 's2', 's3', 's3', 's3'].map((sid, i) =>
+      searchRequest({ store_id: 'replay_a', query: 'After Swap', session_id: `after-${sid}`, country: 'DE', at: now, total: i === 0 ? 0 : 10 }),
+    );
+    await produce(infra, 'requests', afterReqs.map((r) => ({ key: `replay_a:${r.session_id}`, value: r })));
+    // 4 views of 4242 in 2 sessions, 1 click, 2 add-to-carts, and 2 beacon searches
+    const ev = (sid: string, fields: Partial<EnrichedEvent>) =>
+      enrichedEvent({ event_type: 'product_view', store_id: 'replay_a', session_id: `after-${sid}`, timestamp: now, ...fields });
+    const afterEvents = [
+      ev('v1', { product_id: '4242' }),
+      ev('v1', { product_id: '4242' }),
+      ev('v1', { product_id: '4243' }),
+      ev('v2', { product_id: '4242' }),
+      ev('v2', { product_id: '4242' }),
+      ev('v2', { event_type: 'product_click', product_id: '4242', position: 1 }),
+      ev('v1', { event_type: 'add_to_cart', product_id: '4242', quantity: 1, price: '3.00', currency: 'USD' }),
+      ev('v2', { event_type: 'add_to_cart', product_id: '4242', quantity: 1, price: '3.00', currency: 'USD' }),
+      ev('v1', { event_type: 'search', query: 'after swap', contextual_data: { search_source: 'typed' } }),
+      ev('v2', { event_type: 'search', query: 'after swap', contextual_data: { search_source: 'typed' } }),
+    ];
+    await produce(infra, 'events', afterEvents.map((e) => ({ key: `replay_a:${e.session_id}`, value: e })));
+    await waitCaughtUp(infra.kafka, groups, 60_000);
+    expect(await viewFed('')).toEqual({ ...liveBefore, searches: liveBefore.searches + 5, votes: 3, zero: 1, views: 4, clicks: 1, carts: 2, beacon_votes: 2 });
+    expect(await viewFed('__shadow')).toEqual(shadowBefore);
+    const pairs = await db.query<{ a: string; b: string; n: string }>(
+      "SELECT toString(product_a) AS a, toString(product_b) AS b, toString(sum(sessions)) AS n FROM co_view_pairs WHERE store_id = 'replay_a' AND product_a IN (4242, 4243) GROUP BY a, b ORDER BY a, b",
+    );
+    expect(pairs).toEqual([
+      { a: '4242', b: '4242', n: '2' },
+      { a: '4242', b: '4243', n: '1' },
+      { a: '4243', b: '4242', n: '1' },
+      { a: '4243', b: '4243', n: '1' },
+    ]);
     // a replay of a part of the history refuses to swap unless told to
     await expect(runReplay(env, { processor: 'events', from: { kind: 'time', ms: Date.now() } }, () => {})).resolves.toMatchObject({ swapped: false });
+  });
+
+  it('replays from explicit partition offsets (--from 0:N,1:M) into the shadow tables only', { timeout: 120_000 }, async () => {
+    const topic = infra.topic('requests');
+    await waitCaughtUp(infra.kafka, [{ group: 'streams.requests', topic }], 60_000);
+    const admin = infra.kafka.admin();
+    await admin.connect();
+    const marks = new Map((await admin.fetchTopicOffsets(topic)).map((w) => [w.partition, { low: BigInt(w.low), high: BigInt(w.high) }]));
+    await admin.disconnect();
+    const p0 = marks.get(0);
+    const p1 = marks.get(1);
+    if (!p0 || !p1) throw new Error('the requests topic has fewer than 2 partitions');
+    expect(p0.high).toBeGreaterThan(4n);
+    // partition 0 from its middle; partition 1 past its end (clamped to the high watermark: nothing);
+    // the partitions not named start at their earliest offset
+    const n = p0.high / 2n;
+    const from = { kind: 'offsets' as const, offsets: new Map([[0, n], [1, p1.high + 1000n]]) };
+    const env = { config, db, redis, kafka: infra.kafka, logger, streams, deps: streams.deps, runOptions: streams.runOptions };
+    const events: ReplayEvent[] = [];
+    const result = await runReplay(env, { processor: 'requests', from }, (e) => events.push(e));
+    let expected = p0.high - n;
+    for (const [p, w] of marks) if (p > 1) expected += w.high - w.low;
+    expect(result).toMatchObject({ swapped: false, messages: Number(expected), stoppedAt: Object.fromEntries([...marks].map(([p, w]) => [String(p), w.high.toString()])) });
+
+    // the shadow holds exactly the live rows at or after the start offsets (same dedup decisions)
+    const positions = (sql: string) => db.query<{ p: number; o: string }>(`SELECT _partition AS p, toString(_offset) AS o FROM ${sql} ORDER BY p, _offset`, { n: n.toString() });
+    const want = await positions('requests_raw WHERE (_partition = 0 AND _offset >= {n:UInt64}) OR _partition > 1');
+    expect(want.length).toBeGreaterThan(0);
+    expect(await positions('requests_raw__shadow')).toEqual(want);
+    // and its materialized views fed the shadow aggregates only
+    const [agg] = await db.query<{ shadow: string; rows: string }>(
+      `SELECT (SELECT sum(searches) FROM searches_served_daily__shadow) AS shadow,
+              (SELECT count() FROM requests_raw__shadow WHERE kind = 'search' AND status_code < 400) AS rows`,
+    );
+    expect(Number(agg.shadow)).toBe(Number(agg.rows));
+    expect(Number(agg.rows)).toBe(want.length);
+    // a partial history differs from live: the differences are reported, live is untouched
+    expect(result.differences).toBeGreaterThan(0);
+    expect(events.some((e) => e.type === 'diff' && e.diff.table === 'requests_raw' && Number(e.diff.shadow) < Number(e.diff.live))).toBe(true);
+    const [{ live }] = await db.query<{ live: string }>('SELECT count() AS live FROM requests_raw');
+    expect(Number(live)).toBeGreaterThan(want.length);
+
+    // a partition the topic does not have is refused before anything is consumed
+    await expect(runReplay(env, { processor: 'requests', from: { kind: 'offsets', offsets: new Map([[99, 0n]]) } }, () => {})).rejects.toMatchObject({
+      name: 'ReplayError',
+      status: 422,
+      message: `topic ${topic} has no partition 99`,
+    });
   });
 });

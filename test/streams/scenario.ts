@@ -1,5 +1,5 @@
 // A generated stream with a known ground truth: shoppers' visits (searches, views, clicks, carts,
-// purchases) with injected duplicate event_ids, search request events with repeated searches and
+// impressions, purchases) with injected duplicate event_ids, search request events with repeated searches and
 // duplicate request ids, and orders that are edited, cancelled and re-sent. The ground truth is computed
 // here independently of the processors, from the semantics documented in docs/analytics.md.
 import type { EnrichedEvent } from '../../schemas/events.ts';
@@ -18,8 +18,11 @@ export interface Scenario {
 export interface Truth {
   /** store → events_raw rows */
   eventsRaw: Record<string, number>;
-  /** store|product → views */
+  /** store|product → views, clicks, add-to-carts, impressions (product_daily_engagement) */
   views: Record<string, number>;
+  clicks: Record<string, number>;
+  addToCarts: Record<string, number>;
+  impressions: Record<string, number>;
   /** store|a|b → sessions */
   coView: Record<string, number>;
   coCart: Record<string, number>;
@@ -36,8 +39,9 @@ export interface Truth {
   trending: Record<string, number>;
   /** store → searches served */
   searches: Record<string, number>;
-  /** store|product → units, revenue (6 decimals) */
+  /** store|product → units, orders containing it, revenue (6 decimals) (product_daily_sales) */
   units: Record<string, number>;
+  orders: Record<string, number>;
   revenue: Record<string, string>;
   /** store|a|b → orders */
   coPurchase: Record<string, number>;
@@ -57,6 +61,9 @@ export function generateScenario(opts: { seed: number; stores: string[]; visitsP
   const truth: Truth = {
     eventsRaw: {},
     views: {},
+    clicks: {},
+    addToCarts: {},
+    impressions: {},
     coView: {},
     coCart: {},
     searchedViewed: {},
@@ -67,6 +74,7 @@ export function generateScenario(opts: { seed: number; stores: string[]; visitsP
     trending: {},
     searches: {},
     units: {},
+    orders: {},
     revenue: {},
     coPurchase: {},
   };
@@ -113,9 +121,21 @@ export function generateScenario(opts: { seed: number; stores: string[]; visitsP
             voters.get(vk)?.add(sessionId);
           } else if (r < 0.7) {
             const p = pick(catalog);
-            const click = rand() < 0.25;
-            e = enrichedEvent({ event_type: click ? 'product_click' : 'product_view', store_id: store, session_id: sessionId, timestamp: ts, product_id: p, position: click ? 1 : null, geo_country: country });
-            if (!click) {
+            const kind = rand();
+            const click = kind < 0.25;
+            const impression = !click && kind < 0.4;
+            e = enrichedEvent({
+              event_type: click ? 'product_click' : impression ? 'product_impression' : 'product_view',
+              store_id: store,
+              session_id: sessionId,
+              timestamp: ts,
+              product_id: p,
+              position: click || impression ? 1 : null,
+              geo_country: country,
+            });
+            if (click) inc(truth.clicks, `${store}|${p}`);
+            else if (impression) inc(truth.impressions, `${store}|${p}`);
+            else {
               inc(truth.views, `${store}|${p}`);
               if (!viewed.includes(p)) {
                 inc(truth.coView, `${store}|${p}|${p}`);
@@ -126,7 +146,8 @@ export function generateScenario(opts: { seed: number; stores: string[]; visitsP
                 viewed.push(p);
               }
             }
-            for (const q of searched) {
+            // an impression is not a view: it feeds no journey
+            for (const q of impression ? [] : searched) {
               if (!sv.has(`${q}|${p}`)) {
                 sv.add(`${q}|${p}`);
                 inc(truth.searchedViewed, `${store}|${q}|${p}`);
@@ -135,6 +156,7 @@ export function generateScenario(opts: { seed: number; stores: string[]; visitsP
           } else if (r < 0.85) {
             const p = pick(catalog);
             e = enrichedEvent({ event_type: 'add_to_cart', store_id: store, session_id: sessionId, timestamp: ts, product_id: p, quantity: 1, price: '9.99', currency: 'USD', geo_country: country });
+            inc(truth.addToCarts, `${store}|${p}`);
             if (!carted.includes(p)) {
               inc(truth.coCart, `${store}|${p}|${p}`);
               for (const o of carted) {
@@ -223,7 +245,10 @@ export function generateScenario(opts: { seed: number; stores: string[]; visitsP
         const sum = prev + m;
         truth.revenue[k] = `${sum / 1_000_000n}.${(sum % 1_000_000n).toString().padStart(6, '0')}`;
       }
-      for (const a of paired) for (const b of paired) inc(truth.coPurchase, `${store}|${a}|${b}`);
+      for (const a of paired) {
+        inc(truth.orders, `${store}|${a}`);
+        for (const b of paired) inc(truth.coPurchase, `${store}|${a}|${b}`);
+      }
     }
   }
   events.push(...lateDuplicates);

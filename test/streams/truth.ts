@@ -38,13 +38,18 @@ export async function readAggregates(q: QueryFn, suffix = ''): Promise<Truth> {
     true,
   ) as Record<string, string>;
   for (const k of Object.keys(revenue)) revenue[k] = fixed6(revenue[k]);
+  // one read of product_daily_engagement for its four measures: store|product → value, zeros left out
+  const engagementRows = await q(
+    `SELECT store_id, product_id, sum(views) AS views, sum(clicks) AS clicks, sum(add_to_carts) AS add_to_carts, sum(impressions) AS impressions
+     FROM ${t('product_daily_engagement')} GROUP BY store_id, product_id`,
+  );
+  const engagement = (col: string) => toMap(engagementRows.filter((r) => Number(r[col]) > 0), ['store_id', 'product_id'], col) as Record<string, number>;
   return {
     eventsRaw: toMap(await q(`SELECT store_id, count() AS v FROM ${t('events_raw')} GROUP BY store_id`), ['store_id'], 'v') as Record<string, number>,
-    views: toMap(
-      await q(`SELECT store_id, product_id, sum(views) AS v FROM ${t('product_daily_engagement')} GROUP BY store_id, product_id HAVING v > 0`),
-      ['store_id', 'product_id'],
-      'v',
-    ) as Record<string, number>,
+    views: engagement('views'),
+    clicks: engagement('clicks'),
+    addToCarts: engagement('add_to_carts'),
+    impressions: engagement('impressions'),
     coView: toMap(
       await q(`SELECT store_id, product_a, product_b, sum(sessions) AS v FROM ${t('co_view_pairs')} GROUP BY store_id, product_a, product_b HAVING v != 0`),
       ['store_id', 'product_a', 'product_b'],
@@ -86,6 +91,11 @@ export async function readAggregates(q: QueryFn, suffix = ''): Promise<Truth> {
     searches: toMap(await q(`SELECT store_id, sum(searches) AS v FROM ${t('searches_served_daily')} GROUP BY store_id`), ['store_id'], 'v') as Record<string, number>,
     units: toMap(
       await q(`SELECT store_id, product_id, sum(units) AS v FROM ${t('product_daily_sales')} GROUP BY store_id, product_id HAVING v != 0`),
+      ['store_id', 'product_id'],
+      'v',
+    ) as Record<string, number>,
+    orders: toMap(
+      await q(`SELECT store_id, product_id, sum(orders) AS v FROM ${t('product_daily_sales')} GROUP BY store_id, product_id HAVING v != 0`),
       ['store_id', 'product_id'],
       'v',
     ) as Record<string, number>,
