@@ -11,6 +11,9 @@ import { type Infra, produce, rng, spawnStreams, startInfra, waitCaughtUp } from
 import { generateScenario } from './scenario.ts';
 import { httpQuery, normalizeTruth, readAggregates } from './truth.ts';
 
+// The soak run (`npm run test:soak`) raises these: more crashes over a larger stream.
+const SLICES = Number(process.env.EXACTNESS_KILLS ?? 6);
+const VISITS = Number(process.env.EXACTNESS_VISITS_PER_STORE ?? 50);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function kill(child: ChildProcess, signal: NodeJS.Signals) {
@@ -29,8 +32,8 @@ describe('exactly-once aggregates under SIGKILL', () => {
     await infra?.stop();
   });
 
-  it('every aggregate equals the ground truth after repeated crashes and restarts', { timeout: 300_000 }, async () => {
-    const sc = generateScenario({ seed: 20261122, stores: ['store_a', 'store_b', 'store_c'], visitsPerStore: 50, ordersPerStore: 25 });
+  it('every aggregate equals the ground truth after repeated crashes and restarts', { timeout: 300_000 + SLICES * 20_000 + VISITS * 1_000 }, async () => {
+    const sc = generateScenario({ seed: 20261122, stores: ['store_a', 'store_b', 'store_c'], visitsPerStore: VISITS, ordersPerStore: Math.ceil(VISITS / 2) });
     const [sqlPort] = await freePorts(1);
     const env = {
       DATA_DIR: path.join(infra.dir, 'processor'),
@@ -45,7 +48,7 @@ describe('exactly-once aggregates under SIGKILL', () => {
     };
     const args = ['--processor', 'all', '--sql-port', String(sqlPort)];
     const rand = rng(99);
-    const slices = 6;
+    const slices = SLICES;
     const part = <T>(xs: T[], i: number) => xs.slice(Math.floor((xs.length * i) / slices), Math.floor((xs.length * (i + 1)) / slices));
 
     let proc = spawnStreams(env, args);
@@ -68,7 +71,7 @@ describe('exactly-once aggregates under SIGKILL', () => {
       await waitCaughtUp(
         infra.kafka,
         (['events', 'requests', 'orders'] as const).map((k) => ({ group: `streams.${k}`, topic: infra.topic(k) })),
-        120_000,
+        120_000 + VISITS * 1_000,
       );
       expect(kills).toBe(slices);
       // nothing valid was dead-lettered on the way
