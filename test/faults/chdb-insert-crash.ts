@@ -35,6 +35,8 @@ if (mode === 'child') {
 const kills = Number(process.env.KILLS ?? 200);
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'chdb-insert-crash-'));
 let next = 0;
+/** the blocks that were in flight (sent, not acknowledged) when a kill came: retried with their token */
+const inFlight = new Set<number>();
 try {
   for (let k = 0; k < kills; k++) {
     const child = spawn(process.execPath, [process.argv[1], 'child', dataDir, String(next)], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -47,6 +49,7 @@ try {
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     next = acked + 1; // the block in flight is retried with its token
+    inFlight.add(next);
     process.stdout.write(`\rkills ${k + 1}/${kills}, blocks acknowledged ${next}`);
   }
   process.stdout.write('\n');
@@ -57,7 +60,10 @@ try {
   for (let i = 0; i < next; i++) if ((sums.get(i) ?? 0) !== ROWS) wrong.push([i, sums.get(i) ?? 0]);
   await db.close();
   console.log(`${kills} SIGKILLs during inserts, ${next} blocks acknowledged or retried; blocks not summing to ${ROWS}: ${wrong.length}`);
-  if (wrong.length) console.log(`  block → rows found: ${wrong.slice(0, 20).map(([i, v]) => `${i} → ${v}`).join(', ')}`);
+  if (wrong.length) {
+    const desc = ([i, v]: [number, number]) => `${i} → ${v} (${inFlight.has(i) ? 'in flight at a kill, retried' : 'acknowledged before a kill'})`;
+    console.log(`  block → rows found: ${wrong.slice(0, 20).map(desc).join(', ')}`);
+  }
   process.exitCode = wrong.length ? 1 : 0;
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
