@@ -13,6 +13,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
 import type { Config } from '../services/common/config.ts';
+import { scanLostBlocks } from './dedup-log.ts';
 
 export type Params = Record<string, unknown>;
 
@@ -27,6 +28,9 @@ export interface Db {
   readonly database: string;
   /** true when ClickHouse runs in this process (chDB) */
   readonly embedded: boolean;
+  /** embedded only: per table, insert blocks the engine recorded but never committed before this process
+   *  opened the directory (a hard crash inside an insert; clickhouse/dedup-log.ts) */
+  readonly lostBlocks: ReadonlyMap<string, string[]>;
   query<T = Record<string, unknown>>(sql: string, params?: Params): Promise<T[]>;
   /** run a statement that returns no rows (DDL, INSERT … SELECT, …) */
   command(sql: string, params?: Params): Promise<void>;
@@ -71,9 +75,12 @@ export async function openDb(opts: DbOptions): Promise<Db> {
   const embedded = !opts.url;
   let client: ClickHouseClient;
   let rawInsert: RawInsert | undefined;
+  let lostBlocks: ReadonlyMap<string, string[]> = new Map();
   if (embedded) {
     const chdbPath = path.resolve(opts.chdbPath ?? './data/clickhouse');
     mkdirSync(chdbPath, { recursive: true });
+    // before the engine opens the directory (its merges could hide a missing block)
+    lostBlocks = scanLostBlocks(chdbPath, database);
     const { createChdbConnection } = await import('chdb/connection');
     // The chDB connection implements @clickhouse/client's Connection contract; the option is not in
     // the public typings of the HTTP client yet, hence the cast.
@@ -95,6 +102,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     client,
     database,
     embedded,
+    lostBlocks,
     async query<T>(sql: string, params?: Params): Promise<T[]> {
       return retryVanishedPart(embedded, async () => {
         const rs = await client.query({

@@ -3,10 +3,9 @@
 // leaves a record whose part never became active — and a retry with the same insert_deduplication_token
 // is then dropped as a duplicate of nothing. This module finds such dangling records by reading the
 // table's deduplication log files (embedded ClickHouse only: they are on this machine's disk) and
-// comparing the parts they name with the table's active parts.
+// comparing the parts they name with the parts on disk, before the engine opens the directory.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Db } from './client.ts';
 
 interface PartName {
   partition: string;
@@ -55,18 +54,22 @@ export function danglingParts(logs: string[], activeParts: string[]): string[] {
   return [...added].filter(([, p]) => !ranges.some((r) => r.partition === p.partition && r.min <= p.min && p.max <= r.max)).map(([name]) => name);
 }
 
-/** `danglingParts` of a table of this database (embedded ClickHouse only; [] otherwise). */
-export async function danglingDedupParts(db: Db, table: string): Promise<string[]> {
-  if (!db.embedded) return [];
-  const [info] = await db.query<{ paths: string[] }>('SELECT data_paths AS paths FROM system.tables WHERE database = currentDatabase() AND name = {table:String}', {
-    table,
-  });
-  if (!info?.paths?.[0]) return [];
-  const logs = readDedupLogs(info.paths[0]);
-  if (logs.length === 0) return [];
-  const active = await db.query<{ name: string }>('SELECT name FROM system.parts WHERE database = currentDatabase() AND table = {table:String} AND active', { table });
-  return danglingParts(
-    logs,
-    active.map((a) => a.name),
-  );
+/**
+ * Before the engine opens a chDB data directory: for each table of `database`, the dedup records whose
+ * part is not on disk. Read before opening because right after opening, background merges may join the
+ * parts on either side of a missing block into one whose block range covers it, hiding the loss.
+ */
+export function scanLostBlocks(chdbPath: string, database: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  const base = path.join(chdbPath, 'data', database);
+  if (!existsSync(base)) return out;
+  for (const table of readdirSync(base)) {
+    const dir = path.join(base, table);
+    const logs = readDedupLogs(dir);
+    if (logs.length === 0) continue;
+    const parts = readdirSync(dir).filter((n) => !/^(tmp|delete_tmp|detached)/.test(n) && parsePartName(n) !== undefined);
+    const lost = danglingParts(logs, parts);
+    if (lost.length) out.set(table, lost);
+  }
+  return out;
 }

@@ -4,7 +4,6 @@
 import type { Kafka, Producer } from 'kafkajs';
 import type { Redis } from 'ioredis';
 import { assertIdentifier, type Db } from '../clickhouse/client.ts';
-import { danglingDedupParts } from '../clickhouse/dedup-log.ts';
 import { TOPICS, type TopicKey } from '../schemas/topics.ts';
 import type { ValueCodec } from '../schemas/codec.ts';
 import { type Config, topicName } from '../services/common/config.ts';
@@ -70,21 +69,26 @@ export async function applyRetention(db: Db, days: number, logger: Logger, rejec
   }
 }
 
+/** Redis set of the insert blocks of `table` the engine lost and no replay has rebuilt yet. */
+export function lostBlocksKey(database: string, table: string): string {
+  return `sd:streams:lost-blocks:${database}:${table}`;
+}
+
 /**
  * After a hard crash ClickHouse may hold a dedup record for an insert whose part it never committed (the
  * engine gap in docs/streams.md, "Known limitation"): that chunk's retry was or will be dropped, and the
- * table is short by that block. Checked at every start (embedded ClickHouse, whose files are local):
- * logged with the repair command and exported as `stream_engine_lost_blocks` until a replay rebuilds the
- * table (the swapped-in table starts a fresh deduplication log).
+ * table is short by that block. `openDb` found them on disk before the engine opened the directory; they
+ * are kept in Redis (a later start no longer sees them once merges cover the gap) until a replay rebuilds
+ * the table, logged with the repair command at every start and exported as `stream_engine_lost_blocks`.
  */
-async function reportLostBlocks(db: Db, processors: Processor<unknown>[], log: Logger): Promise<void> {
+async function reportLostBlocks(db: Db, redis: Redis, processors: Processor<unknown>[], log: Logger): Promise<void> {
   if (!db.embedded) return;
   for (const p of processors) {
     for (const table of [...p.tables.written, ...p.tables.views.map((v) => v.target)]) {
-      const parts = await danglingDedupParts(db, table).catch((err: Error) => {
-        log.warn({ table, err: err.message }, 'could not read the deduplication log');
-        return [];
-      });
+      const key = lostBlocksKey(db.database, table);
+      const found = db.lostBlocks.get(table) ?? [];
+      if (found.length) await redis.sadd(key, ...found);
+      const parts = await redis.smembers(key);
       streamMetrics.lostBlocks.set({ processor: p.name, table }, parts.length);
       if (parts.length) {
         log.error(
@@ -102,7 +106,7 @@ export async function startStreams(opts: StreamsOptions): Promise<Streams> {
   const topics = [...new Set(opts.processors.map((p) => p.topic))].map((key) => ({ key: key as TopicKey, name: topicName(config, TOPICS[key as TopicKey].name) }));
   await ensureStreamTopics(kafka, topics, log);
   await applyRetention(db, config.EVENTS_RETENTION_DAYS, log, config.REJECTED_EVENTS_RETENTION_DAYS);
-  await reportLostBlocks(db, opts.processors, log);
+  await reportLostBlocks(db, redis, opts.processors, log);
 
   let producer: Producer | undefined;
   const dlq = {

@@ -36,7 +36,7 @@ import { PROCESSORS, processorByName } from '../registry.ts';
 import { BatchJournal } from '../runtime/journal.ts';
 import { defaultGroupId, ProcessorRunner } from '../runtime/runtime.ts';
 import type { CompareSpec, Processor, RuntimeDeps } from '../runtime/types.ts';
-import { liveNamespace, namespaceKey, type Streams } from '../service.ts';
+import { liveNamespace, lostBlocksKey, namespaceKey, type Streams } from '../service.ts';
 
 export type ReplayFrom = { kind: 'earliest' } | { kind: 'time'; ms: number } | { kind: 'offsets'; offsets: Map<number, bigint> };
 
@@ -262,6 +262,8 @@ export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: R
       await setGroupOffsets(kafka, admin, liveGroup, topic, target);
       await new BatchJournal(redis, liveGroup).reset(topic, [...target.keys()]);
       await redis.set(namespaceKey(processor.name), namespace);
+      // the rebuilt tables hold every block the engine had lost (streams/service.ts reportLostBlocks)
+      await redis.del(...tables.map((t) => lostBlocksKey(db.database, t)));
       void deleteNamespace(redis, oldNamespace, processor.name, logger);
     }
     await dropShadowViews(db, processor);
