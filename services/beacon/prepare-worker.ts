@@ -2,6 +2,7 @@
 // off the main thread and, in producing mode, holds the encoded values until the main thread says which
 // to produce, then produces them through its own idempotent producer and produce queue. The Avro schemas come registered from the main thread (topic → schema, id), so
 // the worker's codec frames values with the same ids without talking to the registry.
+import '../common/kafkajs-grouping.ts'; // before anything loads kafkajs
 import { parentPort, workerData } from 'node:worker_threads';
 import { createValueCodec } from '../../schemas/codec.ts';
 import type { RegistryClient } from '../../schemas/registry-client.ts';

@@ -1,8 +1,10 @@
 // kafkajs wiring shared by every producer and consumer: one place maps kafkajs logs to pino and sets the
 // delivery defaults (idempotent producer, acks=all).
+import './kafkajs-grouping.ts'; // before kafkajs loads
 import { createRequire } from 'node:module';
 import { crc32c } from '@node-rs/crc32';
 import { Kafka, type KafkaConfig, logLevel, type Producer, type ProducerConfig } from 'kafkajs';
+import { fastRecordBatch, fastRecordEncoder, type RecordBatchInput, type RecordInput } from './kafkajs-record.ts';
 import type { Logger } from './logger.ts';
 
 const require = createRequire(import.meta.url);
@@ -40,6 +42,42 @@ export function kafkajsCrc32cIsNative(): boolean {
 const nativeCrc32c = (buffer: Buffer): number => crc32c(buffer) >>> 0;
 
 /**
+ * kafkajs encodes every produced record through a fresh zero-filled Encoder, a Buffer per varint and Long
+ * arithmetic, and copies each batch three times (kafkajs-record.ts); the produce request (v3) takes its
+ * encoders from `protocol/recordBatch/record/v0` and `protocol/recordBatch/v0`, loaded lazily on the first
+ * produce. Replacing them before then puts the exact-size encoders in front (kafkajs' own ones still handle
+ * the inputs the fast ones leave). Same bytes: tested against kafkajs' encoders, and the broker verifies
+ * every batch's CRC.
+ */
+function useFastRecordEncoder(): void {
+  if (fastRecordTried) return;
+  fastRecordTried = true;
+  let id: string;
+  let produce: string;
+  try {
+    id = require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js');
+    produce = require.resolve('kafkajs/src/protocol/requests/produce/v3/request.js');
+  } catch {
+    return;
+  }
+  if (require.cache[produce]) return;
+  const original = require(id) as (input: RecordInput) => unknown;
+  const cached = require.cache[id];
+  if (cached) cached.exports = fastRecordEncoder(original);
+  // the batch module's exports object is shared with the fetch decoder (MAGIC_BYTE): replace the one function
+  const batch = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (input: RecordBatchInput) => Promise<unknown> };
+  batch.RecordBatch = fastRecordBatch(batch.RecordBatch);
+}
+let fastRecordTried = false;
+
+/** Whether kafkajs' produce request encodes records and batches with kafkajs-record.ts (see useFastRecordEncoder). */
+export function kafkajsRecordEncoderIsFast(): boolean {
+  const record = require.cache[require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js')]?.exports as { fastRecordEncoder?: true } | undefined;
+  const batch = require.cache[require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js')]?.exports as { RecordBatch?: { fastRecordBatch?: true } } | undefined;
+  return record?.fastRecordEncoder === true && batch?.RecordBatch?.fastRecordBatch === true;
+}
+
+/**
  * kafkajs 2.2.4 arms its request-queue timer with a negative delay when nothing is throttled, which Node
  * ≥ 24 reports as a TimeoutNegativeWarning on every client (the timer fires after 1 ms, as kafkajs
  * expects). Drop exactly that warning; every other warning still reaches Node's default handlers.
@@ -59,6 +97,7 @@ let kafkajsTimerWarningMuted = false;
 export function createKafka(brokers: string[], clientId: string, logger: Logger, extra: Partial<KafkaConfig> = {}): Kafka {
   muteKafkajsTimerWarning();
   useNativeCrc32c();
+  useFastRecordEncoder();
   return new Kafka({
     clientId,
     brokers,
