@@ -18,7 +18,7 @@ import { createEventDedup } from './dedup.ts';
 import { beaconMetrics } from './metrics.ts';
 import { type BeaconPluginOptions, beaconPlugin } from './plugin.ts';
 import { fastPathSupports } from './fast-event.ts';
-import { HashPartitioner } from './murmur2.ts';
+import { HashPartitioner } from '../common/murmur2.ts';
 import { holdHere, type PrepareSettings, prepareBatch } from './prepare.ts';
 import { createPreparePool, type PreparePool } from './prepare-pool.ts';
 import { createProduceQueue, type ProduceQueue, type QueuedRecord } from './produce-queue.ts';

@@ -8,7 +8,7 @@ import { createValueCodec } from '../../schemas/codec.ts';
 import type { RegistryClient } from '../../schemas/registry-client.ts';
 import { createIdempotentProducer, createKafka } from '../common/kafka.ts';
 import { createLogger } from '../common/logger.ts';
-import { HashPartitioner } from './murmur2.ts';
+import { HashPartitioner } from '../common/murmur2.ts';
 import { batchRecords, type PrepareInput, type PrepareResult, type PrepareSettings, prepareBatch } from './prepare.ts';
 import { createProduceQueue, ProduceUnavailableError, type ProduceQueue } from './produce-queue.ts';
 import { pack, type WorkerInit } from './prepare-pool.ts';

@@ -8,6 +8,7 @@
 import type { Kafka, Message, Producer } from 'kafkajs';
 import { createIdempotentProducer } from './kafka.ts';
 import type { Logger } from './logger.ts';
+import { HashPartitioner } from './murmur2.ts';
 import { counter, gauge } from './metrics.ts';
 
 export { deviceTypeFromUserAgent, type DeviceType } from './enrich.ts';
@@ -62,7 +63,7 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(opts: Req
   const lingerMs = opts.lingerMs ?? 50;
   const keyOf = opts.key ?? (defaultKey as (e: E) => string);
   const { logger, codec, topic } = opts;
-  const producer = opts.producer ?? createIdempotentProducer(opts.kafka, { retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 } });
+  const producer = opts.producer ?? createIdempotentProducer(opts.kafka, { createPartitioner: HashPartitioner, retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 } });
   const emitted = emittedTotal();
   const dropped = droppedTotal();
   const failed = failedTotal();

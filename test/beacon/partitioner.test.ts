@@ -1,10 +1,10 @@
-// The intake's partitioner (services/beacon/murmur2.ts) maps keys to partitions exactly as kafkajs'
+// The intake's partitioner (services/common/murmur2.ts) maps keys to partitions exactly as kafkajs'
 // DefaultPartitioner (and the Java client) does, with or without the precomputed key hash.
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { Partitioners } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { HashPartitioner, keyHash, murmur2 } from '../../services/beacon/murmur2.ts';
+import { HashPartitioner, keyHash, murmur2 } from '../../services/common/murmur2.ts';
 
 const kafkajsMurmur2 = createRequire(import.meta.url)('kafkajs/src/producer/partitioners/default/murmur2.js') as (key: Buffer | string) => number;
 
