@@ -4,7 +4,7 @@ import './kafkajs-grouping.ts'; // before kafkajs loads
 import { createRequire } from 'node:module';
 import { crc32c } from '@node-rs/crc32';
 import { Kafka, type KafkaConfig, logLevel, type Producer, type ProducerConfig } from 'kafkajs';
-import { fastRecordBatch, fastRecordEncoder, type RecordBatchInput, type RecordInput } from './kafkajs-record.ts';
+import { fastRecordBatch, fastRecordDecoder, fastRecordEncoder, type RecordBatchInput, type RecordInput } from './kafkajs-record.ts';
 import type { Logger } from './logger.ts';
 
 const require = createRequire(import.meta.url);
@@ -78,6 +78,37 @@ export function kafkajsRecordEncoderIsFast(): boolean {
 }
 
 /**
+ * On the consuming side kafkajs decodes every fetched record with 64-bit `Long` arithmetic (kafkajs-record.ts,
+ * fastRecordDecoder); its record-batch decoder takes the record decoder from `protocol/recordBatch/record/v0/decoder`
+ * when it first loads (on the first fetch). Replaced before then, like the encoders; same results, tested
+ * against kafkajs' decoder.
+ */
+function useFastRecordDecoder(): void {
+  if (fastDecoderTried) return;
+  fastDecoderTried = true;
+  let id: string;
+  let batchDecoder: string;
+  try {
+    id = require.resolve('kafkajs/src/protocol/recordBatch/record/v0/decoder.js');
+    batchDecoder = require.resolve('kafkajs/src/protocol/recordBatch/v0/decoder.js');
+  } catch {
+    return;
+  }
+  if (require.cache[batchDecoder]) return;
+  const original = require(id) as Parameters<typeof fastRecordDecoder>[0];
+  const header = require('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as Parameters<typeof fastRecordDecoder>[1];
+  const cached = require.cache[id];
+  if (cached) cached.exports = fastRecordDecoder(original, header);
+}
+let fastDecoderTried = false;
+
+/** Whether kafkajs' fetch responses decode records with kafkajs-record.ts (see useFastRecordDecoder). */
+export function kafkajsRecordDecoderIsFast(): boolean {
+  const id = require.resolve('kafkajs/src/protocol/recordBatch/record/v0/decoder.js');
+  return (require.cache[id]?.exports as { fastRecordDecoder?: true } | undefined)?.fastRecordDecoder === true;
+}
+
+/**
  * kafkajs 2.2.4 arms its request-queue timer with a negative delay when nothing is throttled, which Node
  * ≥ 24 reports as a TimeoutNegativeWarning on every client (the timer fires after 1 ms, as kafkajs
  * expects). Drop exactly that warning; every other warning still reaches Node's default handlers.
@@ -98,6 +129,7 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger,
   muteKafkajsTimerWarning();
   useNativeCrc32c();
   useFastRecordEncoder();
+  useFastRecordDecoder();
   return new Kafka({
     clientId,
     brokers,

@@ -3,12 +3,12 @@
 // rest to kafkajs, and the swap must produce batches the broker accepts and consumers read back intact
 // (keys, values, headers, timestamps). Likewise the linear grouping of a send's messages by partition
 // (services/common/kafkajs-grouping.ts): kafkajs' result, in one pass.
-import { createIdempotentProducer, createKafka, kafkajsRecordEncoderIsFast } from '../../services/common/kafka.ts';
+import { createIdempotentProducer, createKafka, kafkajsRecordDecoderIsFast, kafkajsRecordEncoderIsFast } from '../../services/common/kafka.ts';
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupMessagesPerPartition, kafkajsGroupingIsLinear } from '../../services/common/kafkajs-grouping.ts';
-import { encodeRecord, fastRecordBatch, type RecordBatchInput, type RecordInput } from '../../services/common/kafkajs-record.ts';
+import { encodeRecord, fastRecordBatch, fastRecordDecoder, type RecordBatchContext, type RecordBatchInput, type RecordInput } from '../../services/common/kafkajs-record.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { startTestBroker, type TestBroker } from '../broker/helpers/broker.ts';
 
@@ -104,6 +104,49 @@ describe('kafkajs record encoding', () => {
     );
   });
 
+  it('decodes records as kafkajs’ own record decoder does', () => {
+    type Decode = Parameters<typeof fastRecordDecoder>[0];
+    const own = kafkajsOwn<Decode>(require.resolve('kafkajs/src/protocol/recordBatch/record/v0/decoder.js'));
+    const header = require('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as Parameters<typeof fastRecordDecoder>[1];
+    const fast = fastRecordDecoder(own, header);
+    const Decoder = require('kafkajs/src/protocol/decoder.js') as new (b: Buffer) => Parameters<Decode>[0];
+    const record = kafkajsRecord();
+    const decimal = (max: bigint) => fc.oneof(fc.bigInt({ min: -1n, max: 10_000_000n }), fc.bigInt({ min: 0n, max })).map(String);
+    const headers = fc.dictionary(
+      fc.constantFrom('trace', 'a', 'toString', 'constructor', '__proto__', 'x-dlq-reason'),
+      fc.oneof(fc.string({ maxLength: 10 }), fc.array(fc.string({ maxLength: 10 }), { minLength: 1, maxLength: 3 })),
+      { maxKeys: 3 },
+    );
+    const context = fc.record({
+      firstOffset: decimal(2n ** 63n - 1n),
+      firstTimestamp: decimal(2n ** 62n),
+      maxTimestamp: decimal(2n ** 45n),
+      magicByte: fc.constant(2),
+      isControlBatch: fc.boolean(),
+      timestampType: fc.constantFrom(0, 1),
+    });
+    fc.assert(
+      fc.property(input, headers, context, fc.boolean(), (rec, hs, ctx, viaKafkajs) => {
+        const encoded = (viaKafkajs ? record({ ...rec, headers: hs }) : encodeRecord({ ...rec, headers: hs })) as { buffer: Buffer } | undefined;
+        if (!encoded) return;
+        // a record inside a larger buffer, after other bytes, as in a fetched batch
+        const bytes = Buffer.concat([Buffer.from([7, 7, 7]), encoded.buffer, Buffer.from([9])]);
+        const a = new Decoder(bytes);
+        const b = new Decoder(bytes);
+        a.offset = b.offset = 3;
+        // the record decoder starts after the record's length varint (the batch decoder reads it)
+        a.readVarInt();
+        b.readVarInt();
+        const mine = fast(a, ctx as RecordBatchContext) as Record<string, unknown>;
+        const theirs = own(b, ctx as RecordBatchContext) as Record<string, unknown>;
+        expect(mine).toEqual(theirs);
+        expect(Object.getPrototypeOf(mine.headers)).toBe(Object.getPrototypeOf(theirs.headers));
+        expect(a.offset).toBe(b.offset);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('groups a send by partition as kafkajs does, with the linear grouping in place', () => {
     expect(kafkajsGroupingIsLinear()).toBe(true);
     const own = kafkajsOwn<typeof groupMessagesPerPartition>(require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js'));
@@ -134,6 +177,7 @@ describe('kafkajs record encoding', () => {
     it('is what produce requests use, and what they write is read back intact', async () => {
       const kafka = createKafka(broker.brokers, 'record-test', createLogger('test', 'silent'));
       expect(kafkajsRecordEncoderIsFast()).toBe(true);
+      expect(kafkajsRecordDecoderIsFast()).toBe(true);
       const admin = kafka.admin();
       await admin.connect();
       await admin.createTopics({ topics: [{ topic: 'records', numPartitions: 2 }], waitForLeaders: true });
