@@ -129,6 +129,8 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
         '--appendonly', 'yes',
         '--appendfsync', 'everysec',
         '--save', '',
+        // the beacon's dedup marks expire a whole time bucket (a set) at once: free it off the main thread
+        '--lazyfree-lazy-expire', 'yes',
         '--protected-mode', 'no',
         '--daemonize', 'no',
         '--loglevel', 'warning',

@@ -1,8 +1,9 @@
 // event_id dedup in a real Redis: an event is marked as seen only by commit (after Kafka acknowledged
-// it), marks are scoped by store and expire after the horizon, and Redis down fails open.
+// it), marks are scoped by store, are recognised for at least the horizon (and at most 1.5× it) across
+// the time buckets that hold them, and Redis down fails open.
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEventDedup, dedupKey } from '../../services/beacon/dedup.ts';
+import { createEventDedup, dedupBuckets, markedEventIds } from '../../services/beacon/dedup.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { eventId, type RedisServer, startRedis } from './helpers.ts';
 
@@ -18,21 +19,26 @@ describe('event_id dedup (Redis)', () => {
     await server?.stop();
   });
 
-  it('marks events as seen only on commit, scoped by store, with the horizon as TTL', async () => {
-    const dedup = createEventDedup({ redis, horizonMs: 86_400_000 });
+  const H = 86_400_000;
+
+  it('marks events as seen only on commit, scoped by store, kept for at least the horizon', async () => {
+    const dedup = createEventDedup({ redis, horizonMs: H });
     const ids = [eventId(), eventId()];
     const a = await dedup.check('store-a', ids);
     expect(a.states).toEqual(['new', 'new']);
     expect(a.checked).toBe(true);
     // checking writes nothing: a failed attempt leaves no mark, its retry is produced
-    expect(await redis.exists(dedupKey('store-a', ids[0]))).toBe(0);
+    const { write } = dedupBuckets('store-a', H, Date.now());
+    expect(await redis.exists(write)).toBe(0);
     expect((await dedup.check('store-a', ids)).states).toEqual(['new', 'new']);
 
     await a.commit();
-    expect(await redis.get(dedupKey('store-a', ids[0]))).toBe('1');
-    const ttl = await redis.pttl(dedupKey('store-a', ids[0]));
-    expect(ttl).toBeGreaterThan(86_000_000);
-    expect(ttl).toBeLessThanOrEqual(86_400_000);
+    expect(await markedEventIds(redis, 'store-a', ids, H)).toEqual([true, true]);
+    expect((await redis.smembers(write)).sort()).toEqual([...ids].sort());
+    // the bucket lives until no check reads it any more: more than the horizon, at most 1.5× it
+    const ttl = await redis.pttl(write);
+    expect(ttl).toBeGreaterThan(H - 60_000);
+    expect(ttl).toBeLessThanOrEqual(1.5 * H);
 
     const b = await dedup.check('store-a', [ids[0], eventId()]);
     expect(b.states).toEqual(['duplicate', 'new']);
@@ -41,17 +47,40 @@ describe('event_id dedup (Redis)', () => {
   });
 
   it('commits only what it produced', async () => {
-    const dedup = createEventDedup({ redis, horizonMs: 86_400_000 });
+    let clock = Date.now();
+    const dedup = createEventDedup({ redis, horizonMs: H, now: () => clock });
     const old = eventId();
     await (await dedup.check('store-c', [old])).commit();
-    await redis.pexpire(dedupKey('store-c', old), 60_000);
+    // half a horizon later the mark sits in the previous bucket
+    clock += H / 2;
     const fresh = eventId();
     const c = await dedup.check('store-c', [old, fresh]);
     expect(c.states).toEqual(['duplicate', 'new']);
     await c.commit();
-    // the duplicate's mark was not rewritten (its TTL was not extended)
-    expect(await redis.pttl(dedupKey('store-c', old))).toBeLessThanOrEqual(60_000);
-    expect(await redis.get(dedupKey('store-c', fresh))).toBe('1');
+    // the duplicate was not written again (its mark still expires with the older bucket)
+    const { write, read } = dedupBuckets('store-c', H, clock);
+    expect(await redis.smembers(write)).toEqual([fresh]);
+    expect(await redis.smembers(read[1])).toEqual([old]);
+  });
+
+  it('recognises an id for at least the horizon and at most 1.5× it, across buckets', async () => {
+    const start = Math.ceil(Date.now() / (H / 2)) * (H / 2); // the start of a bucket
+    for (const [committedAt, checkedAt, expected] of [
+      [start, start + H - 1, 'duplicate'], // just under the horizon, two buckets later
+      [start + H / 2 - 1, start + H / 2 - 1 + H, 'duplicate'], // committed at a bucket's end: a full horizon later
+      [start + H / 2 - 1, start + (3 * H) / 2, 'new'], // three buckets later: forgotten (just over the horizon)
+      [start, start + (3 * H) / 2, 'new'], // 1.5× the horizon: forgotten
+    ] as const) {
+      let clock = committedAt;
+      const store = `store-h-${committedAt}-${checkedAt}`;
+      const dedup = createEventDedup({ redis, horizonMs: H, now: () => clock });
+      const id = eventId();
+      await (await dedup.check(store, [id])).commit();
+      clock = checkedAt;
+      expect((await dedup.check(store, [id])).states, `committed at +${committedAt - start}, checked at +${checkedAt - start}`).toEqual([expected]);
+      // the bucket written at the commit expires exactly when checks stop reading it
+      expect(dedupBuckets(store, H, committedAt).expireAtMs).toBeGreaterThanOrEqual(committedAt + H);
+    }
   });
 
   it('fails open when Redis does not answer', async () => {

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnrichedEvent } from '../../schemas/events.ts';
 import { createRegistryClient, type RegistryClient } from '../../schemas/registry-client.ts';
-import { dedupKey } from '../../services/beacon/dedup.ts';
+import { markedEventIds } from '../../services/beacon/dedup.ts';
+import { loadConfig } from '../../services/common/config.ts';
 import type { UnavailableReason } from '../../services/beacon/produce-queue.ts';
 import { registry as metrics } from '../../services/common/metrics.ts';
 import { startRegistryFixture } from '../schema-registry/fixture.ts';
@@ -125,9 +126,10 @@ describe.each([
     expect(down.body).not.toHaveProperty('accepted');
     expect(down.body).toMatchObject({ error: { code: 'unavailable' } });
     // nothing was marked as seen: a retry will be produced
-    for (const id of during) expect(await app.redis.exists(dedupKey(STORE, id))).toBe(0);
+    const HORIZON_MS = loadConfig({}).BEACON_DEDUP_HORIZON_MS; // the app's setting (startBeaconApp uses the defaults)
+    expect(await markedEventIds(app.redis, STORE, during, HORIZON_MS)).toEqual(during.map(() => false));
     // the events acknowledged before the outage are marked
-    for (const id of first) expect(await app.redis.get(dedupKey(STORE, id))).toBe('1');
+    expect(await markedEventIds(app.redis, STORE, first, HORIZON_MS)).toEqual(first.map(() => true));
 
     // Kafka comes back on the same address with the same log; the client retries the refused batch
     await cluster.restart();
