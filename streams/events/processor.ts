@@ -90,6 +90,8 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
     const sessionRows = new Map<string, SessionRow>();
 
     for (const d of batch) {
+      const pause = ctx.slice();
+      if (pause) await pause;
       const e = d.value;
       const key = keyOf(e);
       const s = states.get(key) as SessionState;

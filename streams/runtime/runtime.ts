@@ -21,6 +21,7 @@ import { dlqTopic } from '../../schemas/topics.ts';
 import { Claims } from './claims.ts';
 import { BatchJournal } from './journal.ts';
 import { streamMetrics } from './metrics.ts';
+import { timeSlicer } from './util.ts';
 import {
   type ConsumerClient,
   type Decoded,
@@ -98,6 +99,7 @@ export class ProcessorRunner<T> {
       table: (name) => `${name}${suffix}`,
       stateKey: (...parts) => `sd:streams:state:${ns}:${processor.name}:${parts.join(':')}`,
       replay: opts.replay ?? false,
+      slice: timeSlicer(),
     };
   }
 
@@ -285,6 +287,9 @@ export class ProcessorRunner<T> {
       t = now;
     };
     for (const m of chunk) {
+      // a large chunk decodes for long: let the read API's requests in between (single-node mode)
+      const pause = this.ctx.slice();
+      if (pause) await pause;
       const position = { topic, partition, offset: BigInt(m.offset) };
       if (!m.value || m.value.length === 0) {
         // a tombstone: a processor that knows deletes turns its key into a value, else it is poison

@@ -96,6 +96,11 @@ export interface ProcessContext {
   stateKey(...parts: (string | number)[]): string;
   /** true during a replay into shadow tables (no side effects such as notifications) */
   replay: boolean;
+  /**
+   * a break for the event loop once this processor's synchronous work has run for a time slice
+   * (runtime/util.ts timeSlicer), else undefined: `const b = ctx.slice(); if (b) await b;` inside long loops
+   */
+  slice(): Promise<void> | undefined;
 }
 
 export interface ProcessResult {

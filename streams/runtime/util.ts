@@ -12,6 +12,31 @@ export function utcDay(iso: string): string {
   return iso.slice(0, 10);
 }
 
+/** how long a processor's synchronous work runs before it lets the event loop turn (see timeSlicer) */
+export const SLICE_MS = 4;
+
+/**
+ * Time slices for long synchronous loops. In single-node mode the processors share the app's main thread
+ * with the read API, and a chunk of thousands of messages (a processor catching up on a backlog) decodes
+ * and transforms for a hundred milliseconds or more: every HTTP request arriving meanwhile waits. The
+ * returned function, called once per iteration, answers undefined until `sliceMs` of work have passed
+ * since the last break, then a promise that resolves after one turn of the event loop (setImmediate:
+ * pending I/O such as HTTP requests runs first). Awaiting only when it returns a promise keeps the cost
+ * per iteration at one clock read.
+ */
+export function timeSlicer(sliceMs = SLICE_MS): () => Promise<void> | undefined {
+  let since = performance.now();
+  return () => {
+    if (performance.now() - since < sliceMs) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        since = performance.now();
+        resolve();
+      }),
+    );
+  };
+}
+
 /** zod validation with the first issues as a readable reason (for the DLQ). */
 export function zodParse<S extends z.ZodType>(schema: S, value: unknown): ParseResult<z.output<S>> {
   const r = schema.safeParse(value);
