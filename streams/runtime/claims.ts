@@ -1,7 +1,8 @@
 // Duplicate suppression by business id (event_id, request_id, order_id) that stays correct under replay.
 //
 // The first message carrying an id *claims* it in Redis with its own log position as the value
-// (`SET key <topic/partition/offset> NX GET EX horizon`). A later message with the same id finds a
+// (`SET key <topic/partition/offset> NX GET EX horizon`; a chunk's claims run as one script call, so the
+// app's thread builds and parses one command per chunk instead of one per message). A later message with the same id finds a
 // different position and is a duplicate; the claiming message itself, read again after a crash or by a
 // replay, finds its own position and is kept. So the decision is a function of the log, not of timing:
 // a batch re-read after a crash yields the same rows (and the same dedup token), and a duplicate counts
@@ -29,6 +30,16 @@ export interface ProcessorLedger {
   timeColumn: string;
 }
 
+/** every claim of a chunk: KEYS = claim keys, ARGV = [ttl seconds, position per key]; the prior values (nil = claimed now) */
+const CLAIM_SCRIPT = `
+local out = {}
+for i, key in ipairs(KEYS) do
+  out[i] = redis.call('SET', key, ARGV[i + 1], 'NX', 'GET', 'EX', ARGV[1])
+end
+return out`;
+
+type ClaimRunner = (numKeys: number, ...args: string[]) => Promise<(string | null)[]>;
+
 const epochKey = (topic: string) => `sd:streams:claims-epoch:${topic}`;
 const verifyUntilKey = (topic: string) => `sd:streams:claims-verify-until:${topic}`;
 
@@ -53,6 +64,8 @@ export class Claims {
     this.redis = redis;
     this.ttlSeconds = Math.max(1, Math.round(horizonHours * 3600));
     this.ledger = ledger;
+    // ioredis: EVALSHA with a transparent EVAL fallback on NOSCRIPT
+    if (!(redis as unknown as Record<string, unknown>).streamsClaim) redis.defineCommand('streamsClaim', { lua: CLAIM_SCRIPT });
     if (ledger) {
       assertIdentifier(ledger.spec.table);
       assertIdentifier(ledger.spec.idColumn);
@@ -65,11 +78,15 @@ export class Claims {
     if (this.ledger) await this.checkEpochOnce(topic);
     const pipe = this.redis.pipeline();
     if (this.ledger) pipe.call('SET', epochKey(topic), String(Date.now()), 'NX', 'GET');
-    for (const it of items) pipe.call('SET', claimKey(topic, it.key), it.position, 'NX', 'GET', 'EX', String(this.ttlSeconds));
+    const args: string[] = items.map((it) => claimKey(topic, it.key));
+    args.push(String(this.ttlSeconds));
+    for (const it of items) args.push(it.position);
+    (pipe as unknown as Record<'streamsClaim', ClaimRunner>).streamsClaim(items.length, ...args);
     const replies = (await pipe.exec()) ?? [];
     for (const [err] of replies) if (err) throw err;
     const epoch = this.ledger ? (replies.shift() as [Error | null, unknown])[1] : undefined;
-    const prior = replies.map(([, v]) => v as string | null);
+    const prior = (replies[0][1] as (string | null)[]).map((v) => v ?? null);
+    if (prior.length !== items.length) throw new Error(`claim script answered ${prior.length} of ${items.length} claims`);
     const owners = prior.map((p, i) => p === null || p === items[i].position);
     if (!this.ledger) return owners;
 
