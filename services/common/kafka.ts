@@ -109,24 +109,55 @@ export function kafkajsRecordDecoderIsFast(): boolean {
 }
 
 /**
- * kafkajs 2.2.4 arms its request-queue timer with a negative delay when nothing is throttled, which Node
- * ≥ 24 reports as a TimeoutNegativeWarning on every client (the timer fires after 1 ms, as kafkajs
- * expects). Drop exactly that warning; every other warning still reaches Node's default handlers.
+ * kafkajs 2.2.4's request queue re-arms its pending-requests check after every check, even with nothing
+ * pending and no throttling, and then with a negative delay that Node turns into 1 ms: every broker
+ * connection of every client polls a thousand times a second for as long as it is open (kafkajs issues
+ * #1556, #1704, #1751; Node ≥ 24 also warns about the negative delay). In this app that is dozens of
+ * connections (producers, each processor's consumer, admin, the workers' producers) waking the event loop
+ * and the kernel tens of thousands of times a second. The check is scheduled here only when a request is
+ * pending (after the throttle, or kafkajs' 10 ms interval) or while the broker throttles; otherwise
+ * nothing is armed, and kafkajs still checks the queue when a request is pushed and whenever an in-flight
+ * request completes. A prototype method swap, so it holds for every connection of the process.
  */
-function muteKafkajsTimerWarning(): void {
-  if (kafkajsTimerWarningMuted) return;
-  kafkajsTimerWarningMuted = true;
-  const handlers = process.listeners('warning');
-  process.removeAllListeners('warning');
-  process.on('warning', (w) => {
-    if (w.name === 'TimeoutNegativeWarning') return;
-    for (const h of handlers) h(w);
-  });
+const CHECK_PENDING_REQUESTS_INTERVAL = 10;
+interface RequestQueueLike {
+  throttledUntil: number;
+  throttleCheckTimeoutId: NodeJS.Timeout | null;
+  pending: unknown[];
+  checkPendingRequests(): void;
 }
-let kafkajsTimerWarningMuted = false;
+function scheduleCheckPendingRequests(this: RequestQueueLike): void {
+  if (this.throttleCheckTimeoutId) return;
+  let scheduleAt = this.throttledUntil - Date.now();
+  if (this.pending.length > 0) scheduleAt = scheduleAt > 0 ? scheduleAt : CHECK_PENDING_REQUESTS_INTERVAL;
+  else if (scheduleAt <= 0) return;
+  this.throttleCheckTimeoutId = setTimeout(() => {
+    this.throttleCheckTimeoutId = null;
+    this.checkPendingRequests();
+  }, scheduleAt);
+}
+
+function stopIdlePolling(): void {
+  if (idlePollingStopped) return;
+  idlePollingStopped = true;
+  try {
+    const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as { prototype: { scheduleCheckPendingRequests: unknown } };
+    RequestQueue.prototype.scheduleCheckPendingRequests = scheduleCheckPendingRequests;
+  } catch {
+    // kafkajs moved the module: its own scheduling stays
+  }
+}
+let idlePollingStopped = false;
+
+/** Whether kafkajs' request queues schedule their checks with the function above (see stopIdlePolling). */
+export function kafkajsIdlePollingStopped(): boolean {
+  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as { prototype: { scheduleCheckPendingRequests: unknown } };
+  return RequestQueue.prototype.scheduleCheckPendingRequests === scheduleCheckPendingRequests;
+}
+
 
 export function createKafka(brokers: string[], clientId: string, logger: Logger, extra: Partial<KafkaConfig> = {}): Kafka {
-  muteKafkajsTimerWarning();
+  stopIdlePolling();
   useNativeCrc32c();
   useFastRecordEncoder();
   useFastRecordDecoder();
