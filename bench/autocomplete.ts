@@ -3,8 +3,11 @@
 //  1. the in-process index alone: suggest() p50/p99 over a synthetic store of 20 000 trending queries,
 //     computed (answer cache off) and as served (answer cache on, a repeating mix of prefixes)
 //  2. HTTP (autocannon) against GET /api/storefront/v1/search/complete (auth, rate limit, context, index,
-//     request event) next to two baselines in the same run: a bare Fastify hello-world process and the
-//     app's own /healthz route (same process, same global hooks):
+//     request event) next to baselines in the same run: a bare Fastify hello-world process
+//     (bench/hello-world.ts), the app's own /healthz route (same process, same global hooks), and two
+//     variants of the hello-world route that locate the goals on this machine: with n µs of CPU spun per
+//     request (BENCH_BURN_US, default 10,20), and with one request event per request through the read
+//     API's emitter into the real broker (the work every storefront request must do):
 //       - saturated: 50 connections as fast as they go (throughput; latency there is queueing: with 50
 //         requests always outstanding, mean latency = 50 / throughput)
 //       - fixed rate: 50 connections offering BENCH_RATE req/s in total (latency under a given load)
@@ -22,15 +25,16 @@ import { createRequire } from 'node:module';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import { ulid } from 'ulid';
-import { freePorts, startStack, tcpOpen } from '../deploy/local/stack.ts';
+import { freePorts, startStack } from '../deploy/local/stack.ts';
 import { VALUE_SCHEMAS } from '../schemas/avro/index.ts';
 import { createValueCodec } from '../schemas/codec.ts';
 import { Redis } from 'ioredis';
 import { type RequestEvent, requestEvent } from '../schemas/requests.ts';
 import { TOPICS } from '../schemas/topics.ts';
 import { loadConfig } from '../services/common/config.ts';
+import { createKafka } from '../services/common/kafka.ts';
+import { createLogger } from '../services/common/logger.ts';
 import { openConfigWriter } from '../services/store-config/writer.ts';
 import { AutocompleteIndex } from '../services/storefront/autocomplete/index.ts';
 import { publishTrending, TRENDING_CHANNEL } from '../streams/trending/notify.ts';
@@ -46,6 +50,7 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const RATE = Number(process.env.BENCH_RATE ?? 2000);
+const BURNS = (process.env.BENCH_BURN_US ?? '10,20').split(',').filter(Boolean).map(Number);
 
 const COLORS = ['red', 'blue', 'black', 'white', 'green', 'navy', 'beige', 'pink', 'grey', 'olive', 'brown', 'yellow'];
 const ITEMS = ['dress', 'shirt', 'jeans', 'sneakers', 'boots', 'jacket', 'parka', 'hoodie', 'skirt', 'sandals', 'scarf', 'hat', 'socks', 'blazer', 'coat', 'shorts', 'sweater', 'bag', 'belt', 'gloves'];
@@ -117,15 +122,34 @@ async function cannon(title: string, url: string, headers: Record<string, string
   return result;
 }
 
-async function helloWorld(port: number): Promise<ChildProcess> {
-  const code = `import Fastify from 'fastify'; const app = Fastify(); app.get('/', async () => ({ hello: 'world' })); await app.listen({ port: ${port}, host: '127.0.0.1' });`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: path.resolve(import.meta.dirname, '..'), stdio: 'ignore' });
-  const deadline = Date.now() + 10_000;
-  while (!(await tcpOpen('127.0.0.1', port))) {
-    if (Date.now() > deadline) throw new Error('hello-world server did not start');
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** a bare Fastify process (bench/hello-world.ts): the baseline, or the baseline plus a given piece of work */
+async function helloWorld(port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'hello-world.ts')], {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('hello-world server did not start')), 15_000);
+    child.once('exit', (code) => reject(new Error(`hello-world server exited (${code})`)));
+    child.stdout?.on('data', (d: Buffer) => {
+      if (d.toString().includes('listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
   return child;
+}
+
+/** saturated req/s of the hello-world route with extra work per request, in a process of its own */
+async function variant(title: string, env: Record<string, string>): Promise<CannonResult> {
+  const [port] = await freePorts(1);
+  const child = await helloWorld(port, env);
+  try {
+    return await cannon(title, `http://127.0.0.1:${port}/`, {});
+  } finally {
+    child.kill('SIGTERM');
+  }
 }
 
 interface Running {
@@ -243,14 +267,18 @@ async function main() {
   const results: Record<string, HttpFigures> = {};
   let hw: CannonResult;
   let hwRate: CannonResult;
+  const frontier: [number, CannonResult][] = [];
+  let helloEvent: CannonResult | undefined;
   try {
     console.log(`HTTP, 50 connections, ${SECONDS} s each:`);
     hw = await cannon('fastify hello-world (own process), saturated', `http://127.0.0.1:${hello}/`, {});
     hwRate = await cannon(`fastify hello-world @ ${RATE}/s`, `http://127.0.0.1:${hello}/`, {}, undefined, RATE);
+    // the frontier: how much CPU per request a route may spend and still reach the goals here
+    for (const us of BURNS) frontier.push([us, await variant(`hello-world + ${us} µs of CPU per request`, { BURN_US: String(us) })]);
 
     // ── the default app: processors and chDB in the same process ──
     const full = await startBenchStack('full', {});
-    const kafka = new Kafka({ clientId: 'bench-autocomplete', brokers: full.brokers, logLevel: logLevel.NOTHING });
+    const kafka = createKafka(full.brokers, 'bench-autocomplete', createLogger('bench-autocomplete', 'error'));
     const producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
     const sub = new Redis(full.redisUrl);
     try {
@@ -363,6 +391,8 @@ async function main() {
       );
       await waitSuggested(lean.base, headers, seed[seed.length - 1].query);
       results.lean = await httpPhase('STREAMS_ENABLED=false', lean.base, headers);
+      // the one piece of work every storefront request must do, alone on the bare route
+      helloEvent = await variant('hello-world + one request event (emitter → broker)', { BROKERS: lean.brokers.join(','), REGISTRY_URL: lean.registryUrl });
     } finally {
       pub.disconnect();
       await lean.stop();
@@ -370,6 +400,12 @@ async function main() {
 
     const ratio = (a: CannonResult, b: CannonResult) => fmt(a.requests.average / b.requests.average);
     console.log('summary (saturated throughput vs hello-world; fixed-rate p99):');
+    for (const [us, r] of frontier) {
+      console.log(`  ${`hello-world + ${us} µs CPU per request`.padEnd(44)} ${ratio(r, hw)}× hello-world req/s, p99 saturated ${fmt(r.latency.p99)} ms`);
+    }
+    if (helloEvent) {
+      console.log(`  ${'hello-world + one request event'.padEnd(44)} ${ratio(helloEvent, hw)}× hello-world req/s, p99 saturated ${fmt(helloEvent.latency.p99)} ms`);
+    }
     for (const [k, label] of [
       ['full', 'default app (processors + chDB in process)'],
       ['lean', 'STREAMS_ENABLED=false (read API alone)'],

@@ -1,12 +1,11 @@
 // The single-node composer: one process with ClickHouse (chDB) in it, the public HTTP server, the
 // analysts' SQL endpoint and every module (intake, registry, processors, read API, site).
-import { randomFillSync } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import { ulid } from 'ulid';
 import { dbOptionsFromConfig, openDb } from '../../clickhouse/client.ts';
 import { startSqlEndpoint } from '../../clickhouse/http-endpoint.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
 import type { Config } from '../common/config.ts';
+import { requestId } from '../common/ids.ts';
 import { createKafka } from '../common/kafka.ts';
 import { createLogger } from '../common/logger.ts';
 import { registry } from '../common/metrics.ts';
@@ -59,7 +58,7 @@ export async function startApp(config: Config, modules: AppModule[]): Promise<Ru
     bodyLimit: config.BODY_LIMIT_BYTES,
     // always our own ULID: it is the attribution token of the response, so a client must not choose it
     // (a replayed id would merge two requests' attribution)
-    genReqId: () => ulid(undefined, pooledRandom),
+    genReqId: requestId,
     // per-request log lines would dominate the cost of the beacon path; errors are still logged
     logController: new LogController({ disableRequestLogging: true }),
   });
@@ -128,19 +127,6 @@ export async function startApp(config: Config, modules: AppModule[]): Promise<Ru
       }
     },
   };
-}
-
-// ulid()'s default source calls crypto.getRandomValues once per character (16 calls, a closure and a
-// typed array per id: a quarter of a small route's CPU under load). Same CSPRNG, drawn 4 KiB at a time;
-// one byte per character, and 256 / 32 is whole, so each character stays uniform.
-const randomPool = new Uint8Array(4096);
-let randomPos = randomPool.length;
-function pooledRandom(): number {
-  if (randomPos >= randomPool.length) {
-    randomFillSync(randomPool);
-    randomPos = 0;
-  }
-  return randomPool[randomPos++] / 256;
 }
 
 async function versionOf(db: { query<T>(sql: string): Promise<T[]> }): Promise<string> {

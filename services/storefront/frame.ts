@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { BlockList } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ulid } from 'ulid';
+import { requestId } from '../common/ids.ts';
 import { type RequestEvent, type RequestKind, requestEvent } from '../../schemas/requests.ts';
 import { ContextSchema, IdentitySchema } from '../../schemas/storefront.ts';
 import { clientIp, type DeviceType, deviceTypeFromUserAgent, geoFromIp, normalizeIp } from '../common/enrich.ts';
@@ -114,7 +114,7 @@ function installRequestIds(app: FastifyInstance): void {
   const inherited = (app as unknown as { genReqId?: (raw: IncomingMessage) => string }).genReqId;
   app.setGenReqId((raw) => {
     const id = inherited?.call(app, raw);
-    return typeof id === 'string' && id.length === 26 && ULID.test(id) ? id : ulid();
+    return typeof id === 'string' && id.length === 26 && ULID.test(id) ? id : requestId();
   });
 }
 
