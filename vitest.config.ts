@@ -18,7 +18,13 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'standalone',
-          include: ['test/**/*.test.ts', 'services/**/*.test.ts', 'streams/**/*.test.ts', 'schemas/**/*.test.ts', 'clickhouse/**/*.test.ts'],
+          include: [
+            'test/**/*.test.ts',
+            'services/**/*.test.ts',
+            'streams/**/*.test.ts',
+            'schemas/**/*.test.ts',
+            'clickhouse/**/*.test.ts',
+          ],
           exclude: ['test/stack/**', '**/node_modules/**'],
         },
       },

@@ -45,7 +45,9 @@ interface CannonResult {
   latency: { p50: number; p99: number };
   non2xx: number;
 }
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: Record<string, unknown>) => Promise<CannonResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as (
+  opts: Record<string, unknown>,
+) => Promise<CannonResult>;
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
@@ -53,8 +55,46 @@ const RATE = Number(process.env.BENCH_RATE ?? 2000);
 const BURNS = (process.env.BENCH_BURN_US ?? '10,20').split(',').filter(Boolean).map(Number);
 
 const COLORS = ['red', 'blue', 'black', 'white', 'green', 'navy', 'beige', 'pink', 'grey', 'olive', 'brown', 'yellow'];
-const ITEMS = ['dress', 'shirt', 'jeans', 'sneakers', 'boots', 'jacket', 'parka', 'hoodie', 'skirt', 'sandals', 'scarf', 'hat', 'socks', 'blazer', 'coat', 'shorts', 'sweater', 'bag', 'belt', 'gloves'];
-const STYLES = ['linen', 'wool', 'leather', 'denim', 'silk', 'cotton', 'summer', 'winter', 'vintage', 'slim', 'oversized', 'cropped', 'waterproof', 'kids', 'mens', 'womens'];
+const ITEMS = [
+  'dress',
+  'shirt',
+  'jeans',
+  'sneakers',
+  'boots',
+  'jacket',
+  'parka',
+  'hoodie',
+  'skirt',
+  'sandals',
+  'scarf',
+  'hat',
+  'socks',
+  'blazer',
+  'coat',
+  'shorts',
+  'sweater',
+  'bag',
+  'belt',
+  'gloves',
+];
+const STYLES = [
+  'linen',
+  'wool',
+  'leather',
+  'denim',
+  'silk',
+  'cotton',
+  'summer',
+  'winter',
+  'vintage',
+  'slim',
+  'oversized',
+  'cropped',
+  'waterproof',
+  'kids',
+  'mens',
+  'womens',
+];
 
 function syntheticQueries(n: number, seed = 1): { query: string; score: number }[] {
   // mulberry32: a small deterministic PRNG
@@ -69,7 +109,12 @@ function syntheticQueries(n: number, seed = 1): { query: string; score: number }
   const pick = <T>(a: T[]) => a[Math.floor(rnd() * a.length)];
   const out = new Map<string, number>();
   while (out.size < n) {
-    const parts = rnd() < 0.3 ? [pick(ITEMS)] : rnd() < 0.6 ? [pick(COLORS), pick(ITEMS)] : [pick(STYLES), pick(COLORS), pick(ITEMS)];
+    const parts =
+      rnd() < 0.3
+        ? [pick(ITEMS)]
+        : rnd() < 0.6
+          ? [pick(COLORS), pick(ITEMS)]
+          : [pick(STYLES), pick(COLORS), pick(ITEMS)];
     let q = parts.join(' ');
     if (rnd() < 0.5) q += rnd() < 0.5 ? 's' : ` ${Math.floor(rnd() * 500)}`;
     out.set(q, Math.ceil(rnd() ** 3 * 200));
@@ -113,7 +158,9 @@ async function cannon(title: string, url: string, headers: Record<string, string
     duration: SECONDS,
     headers,
     ...(rate ? { overallRate: rate } : {}),
-    requests: paths ? [{ method: 'GET', setupRequest: (req: { path: string }) => ({ ...req, path: paths[i++ % paths.length] }) }] : undefined,
+    requests: paths
+      ? [{ method: 'GET', setupRequest: (req: { path: string }) => ({ ...req, path: paths[i++ % paths.length] }) }]
+      : undefined,
   });
   const non2xx = result.non2xx;
   console.log(
@@ -179,10 +226,19 @@ async function startBenchStack(label: string, extra: Record<string, string>): Pr
     STOREFRONT_RATE_LIMIT_BURST: '1000000',
     STOREFRONT_RATE_LIMIT_PER_IP_PER_SEC: '1000000',
     STOREFRONT_RATE_LIMIT_PER_IP_BURST: '1000000',
-    ...(process.env.BENCH_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF, label)}` } : {}),
+    ...(process.env.BENCH_CPU_PROF
+      ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.resolve(process.env.BENCH_CPU_PROF, label)}` }
+      : {}),
     ...extra,
   };
-  const config = loadConfig({ ...process.env, ...env, KAFKA_BROKERS: '', REDIS_URL: '', CLICKHOUSE_URL: '', SCHEMA_REGISTRY_URL: '' });
+  const config = loadConfig({
+    ...process.env,
+    ...env,
+    KAFKA_BROKERS: '',
+    REDIS_URL: '',
+    CLICKHOUSE_URL: '',
+    SCHEMA_REGISTRY_URL: '',
+  });
   const log = createWriteStream(path.join(dataDir, 'stack.log'));
   const stack = await startStack(config, { output: (c, line) => log.write(`[${c}] ${line}\n`), appEnv: env });
   return {
@@ -199,11 +255,17 @@ async function startBenchStack(label: string, extra: Record<string, string>): Pr
 }
 
 async function createStore(s: Running) {
-  const writer = openConfigWriter({ brokers: s.brokers, registryUrl: s.registryUrl, clientId: 'bench-autocomplete-writer' });
+  const writer = openConfigWriter({
+    brokers: s.brokers,
+    registryUrl: s.registryUrl,
+    clientId: 'bench-autocomplete-writer',
+  });
   try {
     const store = await writer.createStore({ name: 'autocomplete bench' });
     for (;;) {
-      const r = await fetch(`${s.base}/internal/store-config/caught-up?partition=${store.partition}&offset=${store.offset}&wait_ms=2000`);
+      const r = await fetch(
+        `${s.base}/internal/store-config/caught-up?partition=${store.partition}&offset=${store.offset}&wait_ms=2000`,
+      );
       if (r.ok && ((await r.json()) as { caught_up: boolean }).caught_up) break;
     }
     return store;
@@ -225,7 +287,11 @@ async function waitSuggested(base: string, headers: Record<string, string>, prob
 
 const seed = syntheticQueries(2_000, 7);
 const votesOf = (score: number) => Math.min(5, Math.max(1, Math.round(score / 40)));
-const paths = seed.slice(0, 500).map((r) => `/api/storefront/v1/search/complete?query=${encodeURIComponent(r.query.slice(0, 2 + (r.query.length % 5)))}`);
+const paths = seed
+  .slice(0, 500)
+  .map(
+    (r) => `/api/storefront/v1/search/complete?query=${encodeURIComponent(r.query.slice(0, 2 + (r.query.length % 5)))}`,
+  );
 
 interface HttpFigures {
   healthz: CannonResult;
@@ -257,7 +323,12 @@ async function processorMetrics(base: string) {
 }
 
 function diffMetrics(a: Awaited<ReturnType<typeof processorMetrics>>, b: Awaited<ReturnType<typeof processorMetrics>>) {
-  return { chunks: a.chunks - b.chunks, chunkSeconds: a.chunkSeconds - b.chunkSeconds, messages: a.messages - b.messages, wallSeconds: (a.at - b.at) / 1000 };
+  return {
+    chunks: a.chunks - b.chunks,
+    chunkSeconds: a.chunkSeconds - b.chunkSeconds,
+    messages: a.messages - b.messages,
+    wallSeconds: (a.at - b.at) / 1000,
+  };
 }
 
 async function main() {
@@ -274,7 +345,8 @@ async function main() {
     hw = await cannon('fastify hello-world (own process), saturated', `http://127.0.0.1:${hello}/`, {});
     hwRate = await cannon(`fastify hello-world @ ${RATE}/s`, `http://127.0.0.1:${hello}/`, {}, undefined, RATE);
     // the frontier: how much CPU per request a route may spend and still reach the goals here
-    for (const us of BURNS) frontier.push([us, await variant(`hello-world + ${us} µs of CPU per request`, { BURN_US: String(us) })]);
+    for (const us of BURNS)
+      frontier.push([us, await variant(`hello-world + ${us} µs of CPU per request`, { BURN_US: String(us) })]);
 
     // ── the default app: processors and chDB in the same process ──
     const full = await startBenchStack('full', {});
@@ -324,7 +396,8 @@ async function main() {
       const published = new Map<string, number>();
       sub.on('message', (_ch: string, text: string) => {
         const at = performance.now();
-        for (const d of JSON.parse(text) as { query: string }[]) if (!published.has(d.query)) published.set(d.query, at);
+        for (const d of JSON.parse(text) as { query: string }[])
+          if (!published.has(d.query)) published.set(d.query, at);
       });
       await sub.subscribe(TRENDING_CHANNEL);
       const metricsBefore = await processorMetrics(full.base);
@@ -338,7 +411,9 @@ async function main() {
         const acked = performance.now();
         const deadline = acked + 30_000;
         for (;;) {
-          const r = await fetch(`${full.base}/api/storefront/v1/search/complete?query=${word.slice(0, 5)}`, { headers });
+          const r = await fetch(`${full.base}/api/storefront/v1/search/complete?query=${word.slice(0, 5)}`, {
+            headers,
+          });
           const body = (await r.json()) as { matchedQueries?: string[] };
           if (body.matchedQueries?.includes(query)) {
             const now = performance.now();
@@ -392,7 +467,10 @@ async function main() {
       await waitSuggested(lean.base, headers, seed[seed.length - 1].query);
       results.lean = await httpPhase('STREAMS_ENABLED=false', lean.base, headers);
       // the one piece of work every storefront request must do, alone on the bare route
-      helloEvent = await variant('hello-world + one request event (emitter → broker)', { BROKERS: lean.brokers.join(','), REGISTRY_URL: lean.registryUrl });
+      helloEvent = await variant('hello-world + one request event (emitter → broker)', {
+        BROKERS: lean.brokers.join(','),
+        REGISTRY_URL: lean.registryUrl,
+      });
     } finally {
       pub.disconnect();
       await lean.stop();
@@ -401,10 +479,14 @@ async function main() {
     const ratio = (a: CannonResult, b: CannonResult) => fmt(a.requests.average / b.requests.average);
     console.log('summary (saturated throughput vs hello-world; fixed-rate p99):');
     for (const [us, r] of frontier) {
-      console.log(`  ${`hello-world + ${us} µs CPU per request`.padEnd(44)} ${ratio(r, hw)}× hello-world req/s, p99 saturated ${fmt(r.latency.p99)} ms`);
+      console.log(
+        `  ${`hello-world + ${us} µs CPU per request`.padEnd(44)} ${ratio(r, hw)}× hello-world req/s, p99 saturated ${fmt(r.latency.p99)} ms`,
+      );
     }
     if (helloEvent) {
-      console.log(`  ${'hello-world + one request event'.padEnd(44)} ${ratio(helloEvent, hw)}× hello-world req/s, p99 saturated ${fmt(helloEvent.latency.p99)} ms`);
+      console.log(
+        `  ${'hello-world + one request event'.padEnd(44)} ${ratio(helloEvent, hw)}× hello-world req/s, p99 saturated ${fmt(helloEvent.latency.p99)} ms`,
+      );
     }
     for (const [k, label] of [
       ['full', 'default app (processors + chDB in process)'],
@@ -417,7 +499,9 @@ async function main() {
       );
     }
     if (results.full && results.lean) {
-      console.log(`  share of the single-node design: /search/complete ${ratio(results.full.ac, results.lean.ac)}× the req/s it reaches without the processors`);
+      console.log(
+        `  share of the single-node design: /search/complete ${ratio(results.full.ac, results.lean.ac)}× the req/s it reaches without the processors`,
+      );
     }
   } finally {
     helloChild.kill('SIGTERM');

@@ -85,7 +85,10 @@ async function helloWorldBaseline(): Promise<Run> {
     await app.listen({ host: '127.0.0.1', port: ${port} });
     process.send?.('ready');
   `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: REPO,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   await new Promise<void>((resolve, reject) => {
     child.once('message', () => resolve());
     child.once('exit', (c) => reject(new Error(`hello-world server exited ${c}`)));
@@ -101,7 +104,14 @@ async function helloWorldBaseline(): Promise<Run> {
 /** A 100-event body template: a fresh id prefix per request, so every event_id is new. */
 function bodyFactory(): () => string {
   const now = new Date().toISOString();
-  const types = ['product_impression', 'product_view', 'product_click', 'add_to_cart', 'search', 'collection_view'] as const;
+  const types = [
+    'product_impression',
+    'product_view',
+    'product_click',
+    'add_to_cart',
+    'search',
+    'collection_view',
+  ] as const;
   const parts: string[] = [];
   for (let i = 0; i < BATCH; i++) {
     const t = types[i % types.length];
@@ -112,7 +122,10 @@ function bodyFactory(): () => string {
           ? `"collection_handle":"summer-sale"`
           : `"product_id":${1000 + i},"position":${(i % 24) + 1},"attribution_token":"01JD0000000000000000000ATT"`;
     // event_id = 22-char per-request prefix + 4-char per-event suffix
-    parts.push(`{"event_id":"`, `${String(i).padStart(4, '0')}","event_type":"${t}","timestamp":"${now}","session_id":"s-${i % 7}",${extra}}`);
+    parts.push(
+      `{"event_id":"`,
+      `${String(i).padStart(4, '0')}","event_type":"${t}","timestamp":"${now}","session_id":"s-${i % 7}",${extra}}`,
+    );
   }
   return () => {
     const prefix = ulid().slice(0, 22);
@@ -151,7 +164,8 @@ function childPids(pid: number | undefined): number[] {
 }
 
 type CpuSnapshot = Record<string, number | undefined>;
-const snapshot = (pids: Record<string, number | undefined>): CpuSnapshot => Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+const snapshot = (pids: Record<string, number | undefined>): CpuSnapshot =>
+  Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
 
 /**
  * CPU used per acknowledged event by each process during the run: a figure that holds on a shared,
@@ -170,7 +184,9 @@ function reportCpu(before: CpuSnapshot, after: CpuSnapshot, events: number) {
   }
   if (parts.length === 0) return;
   console.log(`  CPU per event (µs)          ${parts.join(', ')}; total ${total.toFixed(1)}`);
-  console.log(`  → events/s with 2 cores to itself ≈ ${Math.round(2e6 / total).toLocaleString('en-US')} (1 core: ${Math.round(1e6 / total).toLocaleString('en-US')})`);
+  console.log(
+    `  → events/s with 2 cores to itself ≈ ${Math.round(2e6 / total).toLocaleString('en-US')} (1 core: ${Math.round(1e6 / total).toLocaleString('en-US')})`,
+  );
 }
 
 function report(label: string, beacon: Run, accepted: number, hello: Run) {
@@ -178,11 +194,15 @@ function report(label: string, beacon: Run, accepted: number, hello: Run) {
   const eventsPerSec = (ok * BATCH) / beacon.seconds;
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   console.log(`${label}: ${CONNECTIONS} connections, ${beacon.seconds} s, ${BATCH}-event batches`);
-  console.log(`  requests/s (201)            ${fmt(ok / beacon.seconds)}   (non-2xx: ${beacon.non2xx}, errors/timeouts: ${beacon.errors})`);
+  console.log(
+    `  requests/s (201)            ${fmt(ok / beacon.seconds)}   (non-2xx: ${beacon.non2xx}, errors/timeouts: ${beacon.errors})`,
+  );
   console.log(`  events/s acknowledged       ${fmt(eventsPerSec)}`);
   console.log(`  events counted by the app   ${fmt(accepted)} (${fmt(accepted / beacon.seconds)}/s)`);
   console.log(`  latency p50 / p99           ${beacon.p50} ms / ${beacon.p99} ms`);
-  console.log(`  ratio to hello-world req/s  ${(ok / beacon.seconds / hello.rps).toFixed(3)} requests, ${(eventsPerSec / hello.rps).toFixed(2)} events per hello-world request`);
+  console.log(
+    `  ratio to hello-world req/s  ${(ok / beacon.seconds / hello.rps).toFixed(3)} requests, ${(eventsPerSec / hello.rps).toFixed(2)} events per hello-world request`,
+  );
 }
 
 /** warm up until the token is known, call `ready`, then load for BENCH_SECONDS */
@@ -206,7 +226,8 @@ async function drive(url: string, token: string, nextBody: () => string, ready: 
           headers: {
             'content-type': 'text/plain;charset=UTF-8',
             'x-storefront-access-token': token,
-            'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+            'user-agent':
+              'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
             'x-forwarded-for': '81.2.69.142',
           },
           setupRequest: (req) => ({ ...req, body: nextBody() }),
@@ -236,7 +257,12 @@ async function intakeOnly(hello: Run) {
   const [kafkaPort] = await freePorts(1);
   const broker = spawn(process.execPath, [path.join(REPO, 'services/kafka-broker/main.ts')], {
     cwd: REPO,
-    env: { ...process.env, BROKER_PORT: String(kafkaPort), BROKER_DATA_DIR: path.join(dataDir, 'kafka'), LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      BROKER_PORT: String(kafkaPort),
+      BROKER_DATA_DIR: path.join(dataDir, 'kafka'),
+      LOG_LEVEL: 'warn',
+    },
     stdio: 'ignore',
   });
   const token = 'bench-intake-token-0123456789';
@@ -261,7 +287,10 @@ async function intakeOnly(hello: Run) {
   await new Promise((r) => setTimeout(r, 1000));
   // BENCH_PROF=<dir>: write a V8 CPU profile of the intake process there
   const prof = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
-  const server = spawn(process.execPath, [...prof, '--input-type=module', '-e', code], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const server = spawn(process.execPath, [...prof, '--input-type=module', '-e', code], {
+    cwd: REPO,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   try {
     const { url } = await waitMessage<{ url: string }>(server, 'intake server');
     const ask = async () => {
@@ -303,11 +332,27 @@ async function fullStack(hello: Run) {
     DEMO_STORE: 'false',
     SERVICE_BUILD: 'bench',
   };
-  const config = loadConfig({ ...process.env, ...env, KAFKA_BROKERS: '', REDIS_URL: '', CLICKHOUSE_URL: '', SCHEMA_REGISTRY_URL: '' });
-  const stack = await startStack(config, { output: (c, line) => { if (process.env.BENCH_VERBOSE) process.stderr.write(`[${c}] ${line}\n`); }, appEnv: env });
+  const config = loadConfig({
+    ...process.env,
+    ...env,
+    KAFKA_BROKERS: '',
+    REDIS_URL: '',
+    CLICKHOUSE_URL: '',
+    SCHEMA_REGISTRY_URL: '',
+  });
+  const stack = await startStack(config, {
+    output: (c, line) => {
+      if (process.env.BENCH_VERBOSE) process.stderr.write(`[${c}] ${line}\n`);
+    },
+    appEnv: env,
+  });
   try {
     const httpUrl = stack.urls.http;
-    const writer = openConfigWriter({ brokers: [`127.0.0.1:${kafka}`], registryUrl: stack.urls.schemaRegistry ?? `http://127.0.0.1:${registry}`, clientId: 'bench-beacon' });
+    const writer = openConfigWriter({
+      brokers: [`127.0.0.1:${kafka}`],
+      registryUrl: stack.urls.schemaRegistry ?? `http://127.0.0.1:${registry}`,
+      clientId: 'bench-beacon',
+    });
     const store = await writer.createStore({ name: 'bench store' });
     await writer.close();
     const pids = { app: stack.children.app?.pid, broker: stack.children.broker?.pid, redis: stack.children.redis?.pid };
@@ -371,20 +416,28 @@ async function stages() {
     // the intake's fast path does validation, enrichment and encoding in one pass (services/beacon/fast-event.ts)
     t0 = performance.now();
     w.pos = 0;
-    for (const e of raw) if (writeFastEvent(e as Record<string, unknown>, block, Number.MAX_SAFE_INTEGER, w)) fastHits++;
+    for (const e of raw)
+      if (writeFastEvent(e as Record<string, unknown>, block, Number.MAX_SAFE_INTEGER, w)) fastHits++;
     fastMs += performance.now() - t0;
   }
   const total = Object.values(t).reduce((a, b) => a + b, 0);
   console.log(`in-process CPU per event (${rounds} × ${BATCH} events, one thread):`);
-  for (const [k, v] of Object.entries(t)) console.log(`  ${k.padEnd(14)} ${((v * 1000) / (rounds * BATCH)).toFixed(2)} µs`);
-  console.log(`  total          ${((total * 1000) / (rounds * BATCH)).toFixed(2)} µs (the reference path: zod + enrichEvent + avsc)`);
+  for (const [k, v] of Object.entries(t))
+    console.log(`  ${k.padEnd(14)} ${((v * 1000) / (rounds * BATCH)).toFixed(2)} µs`);
+  console.log(
+    `  total          ${((total * 1000) / (rounds * BATCH)).toFixed(2)} µs (the reference path: zod + enrichEvent + avsc)`,
+  );
   const fastUs = (fastMs * 1000) / (rounds * BATCH);
-  console.log(`  fast path      ${fastUs.toFixed(2)} µs validation + enrichment + Avro in one pass (${fastHits} of ${rounds * BATCH} events taken); with JSON.parse ${(fastUs + (t['JSON.parse'] * 1000) / (rounds * BATCH)).toFixed(2)} µs`);
+  console.log(
+    `  fast path      ${fastUs.toFixed(2)} µs validation + enrichment + Avro in one pass (${fastHits} of ${rounds * BATCH} events taken); with JSON.parse ${(fastUs + (t['JSON.parse'] * 1000) / (rounds * BATCH)).toFixed(2)} µs`,
+  );
 }
 
 const only = process.env.BENCH_ONLY;
 const hello = await helloWorldBaseline();
-console.log(`hello-world Fastify baseline: ${Math.round(hello.rps).toLocaleString('en-US')} requests/s (p50 ${hello.p50} ms, p99 ${hello.p99} ms)`);
+console.log(
+  `hello-world Fastify baseline: ${Math.round(hello.rps).toLocaleString('en-US')} requests/s (p50 ${hello.p50} ms, p99 ${hello.p99} ms)`,
+);
 if (!only || only === 'intake') await intakeOnly(hello);
 if (!only || only === 'full') await fullStack(hello);
 await stages();

@@ -25,7 +25,12 @@ async function makeBatch(): Promise<Buffer> {
 }
 
 /** `inFlight` concurrent append loops per partition, each with its own copy of the batch. */
-async function appendLoop(parts: PartitionStore[], inFlight: number, template: Buffer, durationMs: number): Promise<number> {
+async function appendLoop(
+  parts: PartitionStore[],
+  inFlight: number,
+  template: Buffer,
+  durationMs: number,
+): Promise<number> {
   const deadline = performance.now() + durationMs;
   let batches = 0;
   const loops = parts.flatMap((p) =>
@@ -42,7 +47,13 @@ async function appendLoop(parts: PartitionStore[], inFlight: number, template: B
   return batches * RECORDS_PER_BATCH;
 }
 
-async function scenario(name: string, fsync: LogStoreOptions['fsync'], partitions: number, inFlight: number, template: Buffer) {
+async function scenario(
+  name: string,
+  fsync: LogStoreOptions['fsync'],
+  partitions: number,
+  inFlight: number,
+  template: Buffer,
+) {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-broker-storage-'));
   const store = await openLogStore({ dataDir: dir, fsync });
   try {
@@ -53,8 +64,10 @@ async function scenario(name: string, fsync: LogStoreOptions['fsync'], partition
     const records = await appendLoop(parts, inFlight, template, seconds * 1000);
     const elapsed = (performance.now() - t0) / 1000;
     const rate = records / elapsed;
-    const mb = (rate / RECORDS_PER_BATCH) * template.length / 1e6;
-    console.log(`${name.padEnd(52)} ${Math.round(rate).toLocaleString('en-US').padStart(12)} records/s  ${mb.toFixed(1).padStart(6)} MB/s`);
+    const mb = ((rate / RECORDS_PER_BATCH) * template.length) / 1e6;
+    console.log(
+      `${name.padEnd(52)} ${Math.round(rate).toLocaleString('en-US').padStart(12)} records/s  ${mb.toFixed(1).padStart(6)} MB/s`,
+    );
     // read everything back from partition 0 in 1 MiB fetches
     const p = parts[0];
     const r0 = performance.now();
@@ -72,7 +85,11 @@ async function scenario(name: string, fsync: LogStoreOptions['fsync'], partition
       }
     }
     const rs = (performance.now() - r0) / 1000;
-    console.log(`${'  read back (1 MiB fetches)'.padEnd(52)} ${Math.round(Number(offset - p.logStartOffset()) / rs).toLocaleString('en-US').padStart(12)} records/s  ${(bytes / rs / 1e6).toFixed(1).padStart(6)} MB/s`);
+    console.log(
+      `${'  read back (1 MiB fetches)'.padEnd(52)} ${Math.round(Number(offset - p.logStartOffset()) / rs)
+        .toLocaleString('en-US')
+        .padStart(12)} records/s  ${(bytes / rs / 1e6).toFixed(1).padStart(6)} MB/s`,
+    );
   } finally {
     await store.close();
     await fs.rm(dir, { recursive: true, force: true });
@@ -80,7 +97,9 @@ async function scenario(name: string, fsync: LogStoreOptions['fsync'], partition
 }
 
 const template = await makeBatch();
-console.log(`batch: ${RECORDS_PER_BATCH} records x ${RECORD_BYTES} B value = ${template.length} B on the wire; ${seconds} s per scenario`);
+console.log(
+  `batch: ${RECORDS_PER_BATCH} records x ${RECORD_BYTES} B value = ${template.length} B on the wire; ${seconds} s per scenario`,
+);
 await scenario('fsync always, 1 partition, 1 in flight', 'always', 1, 1, template);
 await scenario('fsync always, 4 partitions x 2 in flight', 'always', 4, 2, template);
 await scenario('fsync every 5 ms, 1 partition, 1 in flight', 5, 1, 1, template);

@@ -63,7 +63,11 @@ async function produceRun(kafka: Kafka, topic: string, size: number, total: numb
 }
 
 async function consumeRun(kafka: Kafka, topic: string, total: number): Promise<number> {
-  const consumer = kafka.consumer({ groupId: `bench-${topic}`, maxBytes: 16 * 1024 * 1024, maxBytesPerPartition: 4 * 1024 * 1024 });
+  const consumer = kafka.consumer({
+    groupId: `bench-${topic}`,
+    maxBytes: 16 * 1024 * 1024,
+    maxBytesPerPartition: 4 * 1024 * 1024,
+  });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   let n = 0;
@@ -107,7 +111,19 @@ async function kcatRun(port: number, dir: string, total: number): Promise<number
   // create the topic first so the timing covers the produce only
   spawnSync('kcat', ['-P', '-b', `127.0.0.1:${port}`, '-t', 'bench-kcat'], { input: 'warmup\n' });
   const start = process.hrtime.bigint();
-  const r = spawnSync('kcat', ['-P', '-b', `127.0.0.1:${port}`, '-t', 'bench-kcat', '-X', 'acks=all', '-X', 'linger.ms=5', '-l', file]);
+  const r = spawnSync('kcat', [
+    '-P',
+    '-b',
+    `127.0.0.1:${port}`,
+    '-t',
+    'bench-kcat',
+    '-X',
+    'acks=all',
+    '-X',
+    'linger.ms=5',
+    '-l',
+    file,
+  ]);
   const secs = Number(process.hrtime.bigint() - start) / 1e9;
   if (r.status !== 0) throw new Error(`kcat failed: ${r.stderr}`);
   return total / secs;
@@ -119,7 +135,9 @@ async function main(): Promise<void> {
   const kafka = new Kafka({ clientId: 'bench', brokers: [`127.0.0.1:${broker.port}`], logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic: 'bench-100' , numPartitions: 6 }, { topic: 'bench-1k', numPartitions: 6 }, { topic: 'bench-lat' }] });
+  await admin.createTopics({
+    topics: [{ topic: 'bench-100', numPartitions: 6 }, { topic: 'bench-1k', numPartitions: 6 }, { topic: 'bench-lat' }],
+  });
   await admin.disconnect();
   const rows: [string, string][] = [];
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -139,7 +157,9 @@ async function main(): Promise<void> {
     await rm(dir, { recursive: true, force: true });
   }
   const w = Math.max(...rows.map((r) => r[0].length));
-  console.log(`\nembedded broker, fsync=${process.env.BROKER_FSYNC ?? 'always'}, ${TOTAL} messages, ${os.cpus().length} cores`);
+  console.log(
+    `\nembedded broker, fsync=${process.env.BROKER_FSYNC ?? 'always'}, ${TOTAL} messages, ${os.cpus().length} cores`,
+  );
   console.log(`${'metric'.padEnd(w)} | value`);
   console.log(`${'-'.repeat(w)}-|-${'-'.repeat(14)}`);
   for (const [m, v] of rows) console.log(`${m.padEnd(w)} | ${v.padStart(14)}`);

@@ -46,7 +46,14 @@ function payload(id: number) {
       inventory_management: 'shopify',
       inventory_quantity: (id + v) % 7,
     })),
-    images: Array.from({ length: 5 }, (_, i) => ({ id: id * 10 + i, src: `https://cdn.example.com/p/${id}/${i}.jpg`, alt: `view ${i}`, width: 1200, height: 1500, position: i + 1 })),
+    images: Array.from({ length: 5 }, (_, i) => ({
+      id: id * 10 + i,
+      src: `https://cdn.example.com/p/${id}/${i}.jpg`,
+      alt: `view ${i}`,
+      width: 1200,
+      height: 1500,
+      position: i + 1,
+    })),
     metafields: [{ namespace: 'custom', key: 'material', value: 'cotton', type: 'single_line_text_field' }],
   };
 }
@@ -58,7 +65,8 @@ function time<T>(fn: () => T, reps: number): { perOpUs: number; result: T } {
   return { perOpUs: ((performance.now() - t0) * 1000) / reps, result };
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
 // ---- 1. CPU per product
 const texts = Array.from({ length: 2000 }, (_, i) => JSON.stringify(payload(i + 1)));
@@ -102,30 +110,56 @@ try {
     for (let id = start; id < Math.min(start + BATCH, N + 1); id++) {
       const r = normalizeProduct('bench', payload(id), { source: 'import', now });
       if (!r.ok) throw new Error('invalid');
-      batch.push({ value: { op: 'upsert', record: r.value.product }, position: { topic: 'products', partition: 0, offset: offset++ }, brokerTime: Date.now() });
+      batch.push({
+        value: { op: 'upsert', record: r.value.product },
+        position: { topic: 'products', partition: 0, offset: offset++ },
+        brokerTime: Date.now(),
+      });
     }
     const res = await catalogProductsProcessor.process(batch, {} as never, 0);
     for (const w of res.writes) await db.insert(w.table, w.rows, { dedupToken: `bench/0/${start}` });
   }
   const writeS = (performance.now() - t0) / 1000;
-  process.stdout.write(`projection: ${N} products normalized + written in ${writeS.toFixed(2)} s = ${Math.round(N / writeS)} products/s (batches of ${BATCH})\n`);
+  process.stdout.write(
+    `projection: ${N} products normalized + written in ${writeS.toFixed(2)} s = ${Math.round(N / writeS)} products/s (batches of ${BATCH})\n`,
+  );
 
   const members = Array.from({ length: 1000 }, (_, i) => String(((i * 7919) % N) + 1));
-  const c = normalizeCollection('bench', { id: 1, handle: 'all', title: 'All', product_ids: members }, { source: 'import', now });
+  const c = normalizeCollection(
+    'bench',
+    { id: 1, handle: 'all', title: 'All', product_ids: members },
+    { source: 'import', now },
+  );
   if (!c.ok || !c.value.members) throw new Error('invalid collection');
   await db.insert(
     'catalog_collections',
-    (await catalogCollectionsProcessor.process(
-      [
-        { value: { op: 'upsert', record: c.value.collection }, position: { topic: 'collections', partition: 0, offset: 0n }, brokerTime: Date.now() },
-        { value: { op: 'upsert', record: c.value.members }, position: { topic: 'collections', partition: 0, offset: 1n }, brokerTime: Date.now() },
-      ],
-      {} as never,
-      0,
-    )).writes[0].rows,
+    (
+      await catalogCollectionsProcessor.process(
+        [
+          {
+            value: { op: 'upsert', record: c.value.collection },
+            position: { topic: 'collections', partition: 0, offset: 0n },
+            brokerTime: Date.now(),
+          },
+          {
+            value: { op: 'upsert', record: c.value.members },
+            position: { topic: 'collections', partition: 0, offset: 1n },
+            brokerTime: Date.now(),
+          },
+        ],
+        {} as never,
+        0,
+      )
+    ).writes[0].rows,
   );
   const res = await catalogCollectionsProcessor.process(
-    [{ value: { op: 'upsert', record: c.value.members }, position: { topic: 'collections', partition: 0, offset: 1n }, brokerTime: Date.now() }],
+    [
+      {
+        value: { op: 'upsert', record: c.value.members },
+        position: { topic: 'collections', partition: 0, offset: 1n },
+        brokerTime: Date.now(),
+      },
+    ],
     {} as never,
     0,
   );

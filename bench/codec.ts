@@ -55,14 +55,21 @@ function measure(name: string, fn: () => unknown): number {
     n += 1_000;
   }
   const perSec = n / ((performance.now() - t0) / 1000);
-  console.log(`${name.padEnd(44)} ${Math.round(perSec).toLocaleString('en-US').padStart(12)} /s   ${(1e6 / perSec).toFixed(2)} µs/op`);
+  console.log(
+    `${name.padEnd(44)} ${Math.round(perSec).toLocaleString('en-US').padStart(12)} /s   ${(1e6 / perSec).toFixed(2)} µs/op`,
+  );
   return perSec;
 }
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-codec-'));
 const quiet = pino({ level: 'warn' });
 const broker = await startBroker({ port: 0, dataDir, logger: quiet });
-const registry = await startSchemaRegistry({ brokers: [`127.0.0.1:${broker.port}`], topic: '_schemas', port: 0, logger: quiet });
+const registry = await startSchemaRegistry({
+  brokers: [`127.0.0.1:${broker.port}`],
+  topic: '_schemas',
+  port: 0,
+  logger: quiet,
+});
 try {
   const codec = createValueCodec({ registryUrl: registry.url });
   const topic = 'storefront.events.v1';
@@ -74,7 +81,9 @@ try {
   const jsonText = JSON.stringify(event);
   await codec.decode(avroBytes, topic);
 
-  console.log(`value codec — typical enriched product_click: Avro ${avroBytes.length} bytes (framed), JSON ${Buffer.byteLength(jsonText)} bytes`);
+  console.log(
+    `value codec — typical enriched product_click: Avro ${avroBytes.length} bytes (framed), JSON ${Buffer.byteLength(jsonText)} bytes`,
+  );
   const enc = measure('Avro encode (codec.encode)', () => codec.encode(topic, event));
   const jsonEnc = measure('baseline: JSON.stringify → Buffer', () => Buffer.from(JSON.stringify(event)));
   const dec = measure('Avro decode (codec.decodeCached, reader=writer)', () => codec.decodeCached(avroBytes, topic));

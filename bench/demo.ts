@@ -37,7 +37,10 @@ for (const n of [10_000, 100_000]) {
   for (const p of store.products()) variants += p.variants?.length ?? 0;
   const t2 = performance.now();
   line(`${fmt(n)} products: plan (metas, collections, ground truth)`, `${fmt(t1 - t0)} ms`);
-  line(`${fmt(n)} products: every product materialized (${fmt(variants)} variants)`, `${fmt(t2 - t1)} ms  (${fmt(n / ((t2 - t1) / 1000))} products/s)`);
+  line(
+    `${fmt(n)} products: every product materialized (${fmt(variants)} variants)`,
+    `${fmt(t2 - t1)} ms  (${fmt(n / ((t2 - t1) / 1000))} products/s)`,
+  );
 }
 {
   const store = generateDemoStore({ sessions: 3_000 });
@@ -59,7 +62,10 @@ for (const n of [10_000, 100_000]) {
     records += r.records.length;
   }
   const s = (performance.now() - t1) / 1000;
-  line(`import normalization of 2,000 products (${fmt(lines)} lines)`, `${fmt(lines / s)} lines/s, ${fmt(records / s)} records/s`);
+  line(
+    `import normalization of 2,000 products (${fmt(lines)} lines)`,
+    `${fmt(lines / s)} lines/s, ${fmt(records / s)} records/s`,
+  );
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -77,7 +83,9 @@ process.stdout.write('images (sharp, 512×512 PNG)\n');
 if (process.env.BENCH_DEMO_START !== '0') {
   const products = Number(process.env.BENCH_DEMO_PRODUCTS ?? 10_000);
   const sessions = Number(process.env.BENCH_DEMO_SESSIONS ?? 3_000);
-  process.stdout.write(`first start (npm start, fresh data dir, ${fmt(products)} products, ${fmt(sessions)} sessions)\n`);
+  process.stdout.write(
+    `first start (npm start, fresh data dir, ${fmt(products)} products, ${fmt(sessions)} sessions)\n`,
+  );
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sd-bench-demo-'));
   const [http, kafka, registry, clickhouse, redis] = await freePorts(5);
   const t0 = Date.now();
@@ -116,7 +124,8 @@ if (process.env.BENCH_DEMO_START !== '0') {
       const m = re.exec(out);
       if (m) return m;
       if (child.exitCode !== null) throw new Error(`npm start exited:\n${out.slice(-3000)}`);
-      if (/demo: loading the demo store failed/.test(out)) throw new Error(`the demo load failed:\n${out.slice(-3000)}`);
+      if (/demo: loading the demo store failed/.test(out))
+        throw new Error(`the demo load failed:\n${out.slice(-3000)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error(`timed out waiting for ${re}`);
@@ -143,10 +152,19 @@ if (process.env.BENCH_DEMO_START !== '0') {
     );
 
     const state = DemoStateSchema.parse(JSON.parse(readFileSync(path.join(dataDir, 'demo-store.json'), 'utf8')));
-    const store = generateDemoStore({ seed: state.seed, products: state.products, sessions: state.sessions, anchorMs: state.anchorMs, imageBaseUrl: state.imageBaseUrl });
+    const store = generateDemoStore({
+      seed: state.seed,
+      products: state.products,
+      sessions: state.sessions,
+      anchorMs: state.anchorMs,
+      imageBaseUrl: state.imageBaseUrl,
+    });
     const sql = async (q: string, params: Record<string, string>) => {
       const qs = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [`param_${k}`, v]));
-      const r = await fetch(`http://127.0.0.1:${clickhouse}/?${qs}`, { method: 'POST', body: `${q} FORMAT JSONEachRow` });
+      const r = await fetch(`http://127.0.0.1:${clickhouse}/?${qs}`, {
+        method: 'POST',
+        body: `${q} FORMAT JSONEachRow`,
+      });
       return (await r.text())
         .split('\n')
         .filter(Boolean)
@@ -171,31 +189,61 @@ if (process.env.BENCH_DEMO_START !== '0') {
     line(`bundles: recall@4 in co_purchase_pairs (${bundles.products} products)`, fmt(bundles.recall, 3));
 
     // the read API against the same ground truth, for the endpoints this build serves
-    const headers = { 'X-Storefront-Access-Token': token, 'content-type': 'application/json', accept: 'application/json' };
+    const headers = {
+      'X-Storefront-Access-Token': token,
+      'content-type': 'application/json',
+      accept: 'application/json',
+    };
     const ids = (body: unknown) => ((body as { results?: { id?: unknown }[] }).results ?? []).map((r) => String(r.id));
-    const probe = await fetch(`${api}/search/${encodeURIComponent(store.groundTruth.queries[0].query)}/execute`, { method: 'POST', headers, body: '{}' });
+    const probe = await fetch(`${api}/search/${encodeURIComponent(store.groundTruth.queries[0].query)}/execute`, {
+      method: 'POST',
+      headers,
+      body: '{}',
+    });
     if (probe.status === 404 && !(await probe.text()).includes('"results"')) {
       line('search quality (planted queries)', 'search execute not served by this build');
     } else {
       const q = await searchQuality(store.groundTruth, async (query) => {
-        const r = await fetch(`${api}/search/${encodeURIComponent(query)}/execute`, { method: 'POST', headers, body: JSON.stringify({ pagination: { page: 1, limit: 10 } }) });
+        const r = await fetch(`${api}/search/${encodeURIComponent(query)}/execute`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ pagination: { page: 1, limit: 10 } }),
+        });
         return r.ok ? ids(await r.json()) : [];
       });
-      line(`search: precision@10 / nDCG@10 over ${q.queries} planted queries`, `${fmt(q.precision, 3)} / ${fmt(q.ndcg, 3)}`);
+      line(
+        `search: precision@10 / nDCG@10 over ${q.queries} planted queries`,
+        `${fmt(q.precision, 3)} / ${fmt(q.ndcg, 3)}`,
+      );
     }
     const trending = await fetch(`${api}/search/complete`, { headers });
-    const top = trending.ok ? ((await trending.json()) as { matchedQueries?: string[] }).matchedQueries ?? [] : [];
-    line('autocomplete with no query: rank of the planted trending query', `${trendingRank(store.groundTruth, top) || 'absent'} (of ${top.length})`);
-    const blockProbe = await fetch(`${api}/blocks/${DEMO_BLOCKS.alsoViewed}/products`, { method: 'POST', headers, body: JSON.stringify({ anchor_id: store.groundTruth.coViewClusters[0].productIds[0] }) });
+    const top = trending.ok ? (((await trending.json()) as { matchedQueries?: string[] }).matchedQueries ?? []) : [];
+    line(
+      'autocomplete with no query: rank of the planted trending query',
+      `${trendingRank(store.groundTruth, top) || 'absent'} (of ${top.length})`,
+    );
+    const blockProbe = await fetch(`${api}/blocks/${DEMO_BLOCKS.alsoViewed}/products`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ anchor_id: store.groundTruth.coViewClusters[0].productIds[0] }),
+    });
     if (blockProbe.status === 404 && !(await blockProbe.text()).includes('"results"')) {
       line('"customers also viewed" block vs co-view clusters', 'blocks not served by this build');
     } else {
       const viaBlock = await coViewQuality(store.groundTruth, async (id) => {
-        const r = await fetch(`${api}/blocks/${DEMO_BLOCKS.alsoViewed}/products`, { method: 'POST', headers, body: JSON.stringify({ anchor_id: id }) });
+        const r = await fetch(`${api}/blocks/${DEMO_BLOCKS.alsoViewed}/products`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ anchor_id: id }),
+        });
         return r.ok ? ids(await r.json()) : [];
       });
       const fbt = await bundleQuality(store.groundTruth, async (id) => {
-        const r = await fetch(`${api}/blocks/${DEMO_BLOCKS.boughtTogether}/products`, { method: 'POST', headers, body: JSON.stringify({ anchor_id: id }) });
+        const r = await fetch(`${api}/blocks/${DEMO_BLOCKS.boughtTogether}/products`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ anchor_id: id }),
+        });
         return r.ok ? ids(await r.json()) : [];
       });
       line('"customers also viewed" block: recall@4 of the co-view clusters', fmt(viaBlock.recall, 3));

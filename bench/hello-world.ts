@@ -27,7 +27,12 @@ if (brokers) {
   const topic = process.env.TOPIC ?? 'storefront.requests.v1';
   const codec = createValueCodec({ registryUrl: process.env.REGISTRY_URL ?? '' });
   await codec.register(topic, VALUE_SCHEMAS.requests);
-  const emitter = createRequestEventEmitter({ kafka: createKafka(brokers, 'bench-hello-world', logger), codec, topic, logger });
+  const emitter = createRequestEventEmitter({
+    kafka: createKafka(brokers, 'bench-hello-world', logger),
+    codec,
+    topic,
+    logger,
+  });
   emit = (storeId) =>
     emitter.emit(
       requestEvent({

@@ -50,7 +50,11 @@ const config = loadConfig({
   LOG_LEVEL: 'warn',
   STREAMS_SESSION_TIMEOUT_MS: '6000',
   // chunk-size experiments: `STREAMS_MAX_BATCH_MESSAGES=… STREAMS_MAX_BATCH_BYTES=… node bench/pipeline.ts`
-  ...Object.fromEntries(['STREAMS_MAX_BATCH_MESSAGES', 'STREAMS_MAX_BATCH_BYTES', 'STREAMS_LINGER_MS'].flatMap((k) => (process.env[k] ? [[k, process.env[k] as string]] : []))),
+  ...Object.fromEntries(
+    ['STREAMS_MAX_BATCH_MESSAGES', 'STREAMS_MAX_BATCH_BYTES', 'STREAMS_LINGER_MS'].flatMap((k) =>
+      process.env[k] ? [[k, process.env[k] as string]] : [],
+    ),
+  ),
 });
 const redis = createRedis(infra.redisUrl);
 const kafka = createKafka(infra.brokers, 'bench', logger);
@@ -59,7 +63,12 @@ try {
   // ---- backlog
   const stores = ['bench_a', 'bench_b', 'bench_c', 'bench_d'];
   const perVisit = 10;
-  const sc = generateScenario({ seed: 1, stores, visitsPerStore: Math.ceil(target / perVisit / stores.length), ordersPerStore: 50 });
+  const sc = generateScenario({
+    seed: 1,
+    stores,
+    visitsPerStore: Math.ceil(target / perVisit / stores.length),
+    ordersPerStore: 50,
+  });
   await produce(infra, 'events', sc.events);
   await produce(infra, 'requests', sc.requests);
   const n = sc.events.length + sc.requests.length;
@@ -89,7 +98,14 @@ try {
   // ---- throughput: start the processors over the backlog and wait for catch-up
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  const streams = await startStreams({ config, db, redis, kafka, logger, processors: selectProcessors('events,requests') });
+  const streams = await startStreams({
+    config,
+    db,
+    redis,
+    kafka,
+    logger,
+    processors: selectProcessors('events,requests'),
+  });
   const groups = (['events', 'requests'] as const).map((k) => ({ group: `streams.${k}`, topic: infra.topic(k) }));
   await waitCaughtUp(infra.kafka, groups, 600_000);
   const seconds = (performance.now() - t0) / 1000;
@@ -122,17 +138,37 @@ try {
     const session = `fresh-${i}`;
     const now = new Date().toISOString();
     const a = String(900_000 + i * 2);
-    const views = [a, String(900_001 + i * 2)].map((p) => enrichedEvent({ event_type: 'product_view', store_id: store, session_id: session, timestamp: now, product_id: p }));
+    const views = [a, String(900_001 + i * 2)].map((p) =>
+      enrichedEvent({
+        event_type: 'product_view',
+        store_id: store,
+        session_id: session,
+        timestamp: now,
+        product_id: p,
+      }),
+    );
     await Promise.all([
-      produce(infra, 'requests', [{ key: `${store}:${session}`, value: searchRequest({ store_id: store, query: q, session_id: session, country: 'US', at: now }) }]),
-      produce(infra, 'events', views.map((v) => ({ key: `${store}:${session}`, value: v }))),
+      produce(infra, 'requests', [
+        {
+          key: `${store}:${session}`,
+          value: searchRequest({ store_id: store, query: q, session_id: session, country: 'US', at: now }),
+        },
+      ]),
+      produce(
+        infra,
+        'events',
+        views.map((v) => ({ key: `${store}:${session}`, value: v })),
+      ),
     ]);
     const acked = performance.now();
     const deadline = acked + 10_000;
     let coView: number | undefined;
     while ((coView === undefined || !seen.has(q)) && performance.now() < deadline) {
       if (coView === undefined) {
-        const r = await db.query<{ n: string }>("SELECT count() AS n FROM co_view_pairs WHERE store_id = 'fresh' AND product_a = {a:UInt64}", { a: BigInt(a) });
+        const r = await db.query<{ n: string }>(
+          "SELECT count() AS n FROM co_view_pairs WHERE store_id = 'fresh' AND product_a = {a:UInt64}",
+          { a: BigInt(a) },
+        );
         if (Number(r[0].n) > 0) coView = performance.now();
       }
       await new Promise((r) => setTimeout(r, 5));
@@ -165,7 +201,9 @@ try {
       `  freshness, produce ack → co_view_pairs queryable:   p50 ${pct(coViewMs, 50)?.toFixed(0)} ms, p95 ${pct(coViewMs, 95)?.toFixed(0)} ms (n=${coViewMs.length})`,
       `  replay of the events processor: ${f(replay.eventsPerSecond)} events/s (${f(replay.messages)} messages in ${replay.seconds.toFixed(1)} s incl. shadow DDL and cut-over; ${replay.differences} differences; ${f(replay.messages / replayCpu)} events per CPU-second incl. compare and swap)`,
       `    phases: shadow DDL ${replay.phaseSeconds.prepare.toFixed(2)} s, consume ${replay.phaseSeconds.consume.toFixed(2)} s (${f(replay.messages / Math.max(0.001, replay.phaseSeconds.consume))} events/s), compare ${replay.phaseSeconds.compare.toFixed(2)} s, swap ${replay.phaseSeconds.swap.toFixed(2)} s; ${replay.chunks.count} chunks (avg ${f(replay.chunks.messages / Math.max(1, replay.chunks.count))}), first chunk ${replay.chunks.firstChunkAfterSeconds.toFixed(2)} s after the consumer started, last committed at ${replay.chunks.lastChunkAfterSeconds.toFixed(2)} s`,
-      `    µs/message summed over partitions: ${Object.entries(replay.chunks.stageMs).map(([k, v]) => `${k} ${((v * 1000) / Math.max(1, replay.chunks.messages)).toFixed(1)}`).join(', ')}`,
+      `    µs/message summed over partitions: ${Object.entries(replay.chunks.stageMs)
+        .map(([k, v]) => `${k} ${((v * 1000) / Math.max(1, replay.chunks.messages)).toFixed(1)}`)
+        .join(', ')}`,
       '',
     ].join('\n'),
   );

@@ -7,7 +7,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const all = ['broker', 'broker-storage', 'codec', 'beacon', 'pipeline', 'store-config', 'catalog', 'demo', 'autocomplete'];
+const all = [
+  'broker',
+  'broker-storage',
+  'codec',
+  'beacon',
+  'pipeline',
+  'store-config',
+  'catalog',
+  'demo',
+  'autocomplete',
+];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
 
 let failed = 0;
@@ -18,7 +28,10 @@ for (const name of wanted) {
     continue;
   }
   process.stdout.write(`\n== ${name} (bench/${name}.ts)\n`);
-  const r = spawnSync(process.execPath, [file], { stdio: 'inherit', env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' } });
+  const r = spawnSync(process.execPath, [file], {
+    stdio: 'inherit',
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+  });
   if (r.status !== 0) {
     failed++;
     process.stdout.write(`== ${name} failed (exit ${r.status})\n`);

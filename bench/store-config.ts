@@ -47,9 +47,14 @@ try {
   const fromAck: number[] = [];
   for (let i = 0; i < N; i++) {
     const t0 = performance.now();
-    const w = await writer.putConfig(storeId, 'synonym', { id: `s${i % 20}`, type: 'two_way', terms: [`term${i}`, `alt${i}`] });
+    const w = await writer.putConfig(storeId, 'synonym', {
+      id: `s${i % 20}`,
+      type: 'two_way',
+      terms: [`term${i}`, `alt${i}`],
+    });
     const t1 = performance.now();
-    if (!(await directory.waitForOffset(w.partition, w.offset, 10_000))) throw new Error(`offset ${w.offset} not visible after 10 s`);
+    if (!(await directory.waitForOffset(w.partition, w.offset, 10_000)))
+      throw new Error(`offset ${w.offset} not visible after 10 s`);
     const t2 = performance.now();
     fromCall.push(t2 - t0);
     fromAck.push(t2 - t1);
@@ -57,9 +62,15 @@ try {
   fromCall.sort((a, b) => a - b);
   fromAck.sort((a, b) => a - b);
   process.stdout.write(`config change → visible in the directory (${N} writes, one at a time)\n`);
-  process.stdout.write(`  from the writer call: p50 ${fmt(pct(fromCall, 50))}  p95 ${fmt(pct(fromCall, 95))}  p99 ${fmt(pct(fromCall, 99))}  max ${fmt(fromCall[fromCall.length - 1])}\n`);
-  process.stdout.write(`  from the broker ack:  p50 ${fmt(pct(fromAck, 50))}  p95 ${fmt(pct(fromAck, 95))}  p99 ${fmt(pct(fromAck, 99))}  max ${fmt(fromAck[fromAck.length - 1])}\n`);
-  process.stdout.write(`  bound 1000 ms: ${fromCall[fromCall.length - 1] < 1000 ? 'met' : 'MISSED'} (max/bound = ${(fromCall[fromCall.length - 1] / 1000).toFixed(3)})\n`);
+  process.stdout.write(
+    `  from the writer call: p50 ${fmt(pct(fromCall, 50))}  p95 ${fmt(pct(fromCall, 95))}  p99 ${fmt(pct(fromCall, 99))}  max ${fmt(fromCall[fromCall.length - 1])}\n`,
+  );
+  process.stdout.write(
+    `  from the broker ack:  p50 ${fmt(pct(fromAck, 50))}  p95 ${fmt(pct(fromAck, 95))}  p99 ${fmt(pct(fromAck, 99))}  max ${fmt(fromAck[fromAck.length - 1])}\n`,
+  );
+  process.stdout.write(
+    `  bound 1000 ms: ${fromCall[fromCall.length - 1] < 1000 ? 'met' : 'MISSED'} (max/bound = ${(fromCall[fromCall.length - 1] / 1000).toFixed(3)})\n`,
+  );
 
   // authentication cost per request vs. the SHA-256 it needs anyway
   const M = 300_000;
@@ -79,7 +90,9 @@ try {
   process.stdout.write(`token authentication (${M} calls each, in memory)\n`);
   process.stdout.write(`  valid token:   ${authNs.toFixed(0)} ns/call (${(1e9 / authNs / 1e6).toFixed(2)} M/s)\n`);
   process.stdout.write(`  unknown token: ${badNs.toFixed(0)} ns/call\n`);
-  process.stdout.write(`  baseline SHA-256 alone: ${hashNs.toFixed(0)} ns/call → authenticate/baseline = ${(authNs / hashNs).toFixed(2)}×\n`);
+  process.stdout.write(
+    `  baseline SHA-256 alone: ${hashNs.toFixed(0)} ns/call → authenticate/baseline = ${(authNs / hashNs).toFixed(2)}×\n`,
+  );
 } finally {
   await writer.close();
   await directory.stop();

@@ -119,7 +119,8 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     async insert(table: string, rows: readonly object[], opts: InsertOptions = {}): Promise<void> {
       if (rows.length === 0) return;
       assertIdentifier(table);
-      if (opts.dedupToken !== undefined && !TOKEN.test(opts.dedupToken)) throw new Error(`invalid dedup token ${JSON.stringify(opts.dedupToken)}`);
+      if (opts.dedupToken !== undefined && !TOKEN.test(opts.dedupToken))
+        throw new Error(`invalid dedup token ${JSON.stringify(opts.dedupToken)}`);
       if (rawInsert) {
         // chDB: the payload goes to the engine as one Buffer (no SQL string concatenation), positional
         // JSON arrays under an explicit column list (no key names to write or match per row), parsed
@@ -127,9 +128,13 @@ export async function openDb(opts: DbOptions): Promise<Db> {
         const compact = compactRows(rows);
         await rawInsert({
           table: table.includes('.') ? table : `${database}.${table}`,
-          ...(compact ? { format: 'JSONCompactEachRow', columns: compact.columns, values: compact.body } : { format: 'JSONEachRow', values: jsonEachRow(rows) }),
+          ...(compact
+            ? { format: 'JSONCompactEachRow', columns: compact.columns, values: compact.body }
+            : { format: 'JSONEachRow', values: jsonEachRow(rows) }),
           settings: {
-            ...(opts.dedupToken !== undefined ? { insert_deduplication_token: opts.dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 } : {}),
+            ...(opts.dedupToken !== undefined
+              ? { insert_deduplication_token: opts.dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 }
+              : {}),
             input_format_parallel_parsing: 0,
           },
         });
@@ -137,7 +142,10 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       }
       const settings: string[] = [];
       if (opts.dedupToken !== undefined) {
-        settings.push(`insert_deduplication_token='${opts.dedupToken}'`, 'deduplicate_blocks_in_dependent_materialized_views=1');
+        settings.push(
+          `insert_deduplication_token='${opts.dedupToken}'`,
+          'deduplicate_blocks_in_dependent_materialized_views=1',
+        );
       }
       const body = rows.map((r) => JSON.stringify(r)).join('\n');
       const sql = `INSERT INTO ${table}${settings.length ? ` SETTINGS ${settings.join(', ')}` : ''} FORMAT JSONEachRow`;

@@ -51,7 +51,9 @@ export function danglingParts(logs: string[], activeParts: string[]): string[] {
     }
   }
   const ranges = activeParts.map(parsePartName).filter((p): p is PartName => p !== undefined);
-  return [...added].filter(([, p]) => !ranges.some((r) => r.partition === p.partition && r.min <= p.min && p.max <= r.max)).map(([name]) => name);
+  return [...added]
+    .filter(([, p]) => !ranges.some((r) => r.partition === p.partition && r.min <= p.min && p.max <= r.max))
+    .map(([name]) => name);
 }
 
 /**
@@ -67,7 +69,9 @@ export function scanLostBlocks(chdbPath: string, database: string): Map<string, 
     const dir = path.join(base, table);
     const logs = readDedupLogs(dir);
     if (logs.length === 0) continue;
-    const parts = readdirSync(dir).filter((n) => !/^(tmp|delete_tmp|detached)/.test(n) && parsePartName(n) !== undefined);
+    const parts = readdirSync(dir).filter(
+      (n) => !/^(tmp|delete_tmp|detached)/.test(n) && parsePartName(n) !== undefined,
+    );
     const lost = danglingParts(logs, parts);
     if (lost.length) out.set(table, lost);
   }

@@ -70,7 +70,13 @@ export interface SqlEndpoint {
   close(): Promise<void>;
 }
 
-export async function startSqlEndpoint(opts: { db: Db; host: string; port: number; logger: Logger; version: string }): Promise<SqlEndpoint> {
+export async function startSqlEndpoint(opts: {
+  db: Db;
+  host: string;
+  port: number;
+  logger: Logger;
+  version: string;
+}): Promise<SqlEndpoint> {
   const { db, logger } = opts;
   const server = http.createServer((req, res) => {
     handle(req, res).catch((err) => {
@@ -129,12 +135,20 @@ export async function startSqlEndpoint(opts: { db: Db; host: string; port: numbe
       } catch (err) {
         throw toHttpError(err);
       }
-      const gzip = url.searchParams.get('enable_http_compression') === '1' && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+      const gzip =
+        url.searchParams.get('enable_http_compression') === '1' &&
+        /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
       const headers: Record<string, string> = {
         ...baseHeaders,
         'content-type': CONTENT_TYPES[declared.toLowerCase()] ?? 'text/plain; charset=UTF-8',
         'x-clickhouse-format': declared,
-        'x-clickhouse-summary': JSON.stringify({ read_rows: '0', read_bytes: '0', written_rows: '0', written_bytes: '0', result_bytes: String(output.length) }),
+        'x-clickhouse-summary': JSON.stringify({
+          read_rows: '0',
+          read_bytes: '0',
+          written_rows: '0',
+          written_bytes: '0',
+          result_bytes: String(output.length),
+        }),
       };
       if (gzip) {
         output = gzipSync(output);
@@ -190,7 +204,8 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_QUERY_BYTES) throw new HttpError(413, 0, 'QUERY_IS_TOO_LARGE', `Query is too large (over ${MAX_QUERY_BYTES} bytes)`);
+    if (size > MAX_QUERY_BYTES)
+      throw new HttpError(413, 0, 'QUERY_IS_TOO_LARGE', `Query is too large (over ${MAX_QUERY_BYTES} bytes)`);
     chunks.push(chunk as Buffer);
   }
   let buf = Buffer.concat(chunks);

@@ -81,9 +81,11 @@ export async function migrate(
       applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
     ) ENGINE = MergeTree ORDER BY version`);
   const applied = new Map(
-    (await db.query<{ version: number; name: string; checksum: string }>(
-      'SELECT version, name, checksum FROM schema_migrations ORDER BY version',
-    )).map((r) => [Number(r.version), r]),
+    (
+      await db.query<{ version: number; name: string; checksum: string }>(
+        'SELECT version, name, checksum FROM schema_migrations ORDER BY version',
+      )
+    ).map((r) => [Number(r.version), r]),
   );
   const result: MigrationResult = { applied: [], skipped: [] };
   const migrations = loadMigrations(opts.dir);

@@ -7,10 +7,36 @@ const READ_KEYWORDS = new Set(['SELECT', 'WITH', 'SHOW', 'DESCRIBE', 'DESC', 'EX
 
 /** Table functions that read or write outside the engine's own tables. */
 const EXTERNAL_TABLE_FUNCTIONS = new Set([
-  'file', 'filecluster', 'url', 'urlcluster', 's3', 's3cluster', 'gcs', 'hdfs', 'hdfscluster', 'azureblobstorage',
-  'azureblobstoragecluster', 'remote', 'remotesecure', 'cluster', 'clusterallreplicas', 'mysql', 'postgresql',
-  'mongodb', 'redis', 'sqlite', 'jdbc', 'odbc', 'executable', 'input', 'deltalake', 'iceberg', 'hudi', 'fuzzjson',
-  'python', 'loop',
+  'file',
+  'filecluster',
+  'url',
+  'urlcluster',
+  's3',
+  's3cluster',
+  'gcs',
+  'hdfs',
+  'hdfscluster',
+  'azureblobstorage',
+  'azureblobstoragecluster',
+  'remote',
+  'remotesecure',
+  'cluster',
+  'clusterallreplicas',
+  'mysql',
+  'postgresql',
+  'mongodb',
+  'redis',
+  'sqlite',
+  'jdbc',
+  'odbc',
+  'executable',
+  'input',
+  'deltalake',
+  'iceberg',
+  'hudi',
+  'fuzzjson',
+  'python',
+  'loop',
 ]);
 
 export type Classification = { ok: true; keyword: string } | { ok: false; reason: string };
@@ -86,7 +112,10 @@ export function classifyReadOnly(sql: string): Classification {
       // only as a table function: after FROM / JOIN or a comma in a FROM list
       const prev = tokens[k - 1]?.text.toUpperCase();
       if (prev === 'FROM' || prev === 'JOIN' || prev === ',' || prev === 'TABLE') {
-        return { ok: false, reason: `Cannot execute query in readonly mode: table function ${t.text}() is not allowed` };
+        return {
+          ok: false,
+          reason: `Cannot execute query in readonly mode: table function ${t.text}() is not allowed`,
+        };
       }
     }
   }

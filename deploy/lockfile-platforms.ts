@@ -26,7 +26,11 @@ function platformOf(name: string): Pick<LockEntry, 'os' | 'cpu' | 'libc'> | unde
   const os = parts.find((p) => OS.includes(p));
   const cpu = parts.find((p) => CPU.includes(p));
   if (!os || !cpu) return undefined;
-  const libc = parts.includes('musl') ? ['musl'] : parts.includes('gnu') || parts.includes('glibc') ? ['glibc'] : undefined;
+  const libc = parts.includes('musl')
+    ? ['musl']
+    : parts.includes('gnu') || parts.includes('glibc')
+      ? ['glibc']
+      : undefined;
   return { os: [os], cpu: [cpu], ...(libc ? { libc } : {}) };
 }
 
@@ -52,7 +56,11 @@ for (const [path, entry] of Object.entries(lock.packages)) {
   }
 }
 if (added) {
-  lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+  lock.packages = Object.fromEntries(
+    Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+  );
   writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
 }
-process.stdout.write(`lockfile-platforms: ${added} foreign-platform optional package entr${added === 1 ? 'y' : 'ies'} added\n`);
+process.stdout.write(
+  `lockfile-platforms: ${added} foreign-platform optional package entr${added === 1 ? 'y' : 'ies'} added\n`,
+);

@@ -220,7 +220,9 @@ export const CollectionMembersSchema = z
 export const CatalogCollectionSchema = z.object({
   store_id: CatalogStoreId,
   collection_id: Digits,
-  record_type: z.enum(['collection', 'members']).describe('collection: `collection` is set (key store:id); members: `members` is set (key store:id:members)'),
+  record_type: z
+    .enum(['collection', 'members'])
+    .describe('collection: `collection` is set (key store:id); members: `members` is set (key store:id:members)'),
   updated_at: isoUtc,
   collection: CollectionDataSchema.nullable(),
   members: CollectionMembersSchema.nullable(),
@@ -229,7 +231,12 @@ export const CatalogCollectionSchema = z.object({
 export type CatalogCollection = z.infer<typeof CatalogCollectionSchema>;
 
 export const ContentImageSchema = z
-  .object({ url: z.string(), width: z.int32().min(0).nullable(), height: z.int32().min(0).nullable(), alt_text: z.string().nullable() })
+  .object({
+    url: z.string(),
+    width: z.int32().min(0).nullable(),
+    height: z.int32().min(0).nullable(),
+    alt_text: z.string().nullable(),
+  })
   .meta({ id: 'CatalogContentImage' });
 
 export const CatalogContentSchema = z.object({
@@ -311,7 +318,13 @@ export function catalogKey(
     | { topic: 'products'; store_id: string; product_id: string }
     | { topic: 'collections'; store_id: string; collection_id: string; members?: boolean }
     | { topic: 'content'; store_id: string; content_type: 'article' | 'page'; content_id: string }
-    | { topic: 'inventory'; store_id: string; inventory_item_id: string | null; variant_id: string | null; location_id: string }
+    | {
+        topic: 'inventory';
+        store_id: string;
+        inventory_item_id: string | null;
+        variant_id: string | null;
+        location_id: string;
+      }
     | { topic: 'price'; store_id: string; price_list_id: string; variant_id: string }
     | { topic: 'b2b_catalog'; store_id: string; catalog_id: string },
 ): string {
@@ -336,7 +349,13 @@ export type CatalogKeyRef =
   | { topic: 'products'; store_id: string; product_id: string }
   | { topic: 'collections'; store_id: string; collection_id: string; members: boolean }
   | { topic: 'content'; store_id: string; content_type: 'article' | 'page'; content_id: string }
-  | { topic: 'inventory'; store_id: string; inventory_item_id: string | null; variant_id: string | null; location_id: string }
+  | {
+      topic: 'inventory';
+      store_id: string;
+      inventory_item_id: string | null;
+      variant_id: string | null;
+      location_id: string;
+    }
   | { topic: 'price'; store_id: string; price_list_id: string; variant_id: string }
   | { topic: 'b2b_catalog'; store_id: string; catalog_id: string };
 
@@ -443,7 +462,10 @@ export const ShopifyProductInput = z.object({
       z.object({
         name: z.string().trim().min(1).max(255),
         position: optionalInt(0, 1000),
-        values: z.array(z.union([z.string(), z.number()]).transform(String)).max(2048).nullish(),
+        values: z
+          .array(z.union([z.string(), z.number()]).transform(String))
+          .max(2048)
+          .nullish(),
       }),
     )
     .max(100)
@@ -585,7 +607,10 @@ export type B2bCatalogInput = z.input<typeof B2bCatalogInput>;
 export const ShopifyOrderInput = z.object({
   id: numericId,
   customer: z.object({ id: optionalId }).nullish(),
-  note_attributes: z.array(z.object({ name: z.string(), value: z.unknown() })).max(500).nullish(),
+  note_attributes: z
+    .array(z.object({ name: z.string(), value: z.unknown() }))
+    .max(500)
+    .nullish(),
   created_at: timestamp,
   updated_at: optionalTimestamp,
   processed_at: optionalTimestamp,
@@ -611,13 +636,21 @@ export type ShopifyOrderInput = z.input<typeof ShopifyOrderInput>;
 export const DeleteInput = z.object({ id: numericId });
 
 /** One line of a bulk import: `{ "type": "...", ...the platform object }`; `deleted: true` writes a tombstone. */
-export const IMPORT_TYPES = ['product', 'collection', 'article', 'page', 'inventory_level', 'price', 'b2b_catalog', 'order'] as const;
+export const IMPORT_TYPES = [
+  'product',
+  'collection',
+  'article',
+  'page',
+  'inventory_level',
+  'price',
+  'b2b_catalog',
+  'order',
+] as const;
 export type ImportType = (typeof IMPORT_TYPES)[number];
 export const ImportLineHeader = z.looseObject({
   type: z.enum(IMPORT_TYPES, { error: `expected type to be one of ${IMPORT_TYPES.join(', ')}` }),
   deleted: z.boolean().optional(),
 });
-
 
 // ------------------------------------------------------------------------------------------------
 // Avro value schemas (registry subject `<physical topic>-value`)
@@ -625,13 +658,21 @@ export const ImportLineHeader = z.looseObject({
 const NS = 'discovery.catalog';
 
 export const CATALOG_AVRO = {
-  products: avroFromZod(CatalogProductSchema, { name: 'CatalogProduct', namespace: NS, doc: 'Latest state of a product (catalog.products.v1)' }),
+  products: avroFromZod(CatalogProductSchema, {
+    name: 'CatalogProduct',
+    namespace: NS,
+    doc: 'Latest state of a product (catalog.products.v1)',
+  }),
   collections: avroFromZod(CatalogCollectionSchema, {
     name: 'CatalogCollectionRecord',
     namespace: NS,
     doc: 'A collection (key store:id) or its ordered membership (key store:id:members) (catalog.collections.v1)',
   }),
-  content: avroFromZod(CatalogContentSchema, { name: 'CatalogContent', namespace: NS, doc: 'An article or page (catalog.content.v1)' }),
+  content: avroFromZod(CatalogContentSchema, {
+    name: 'CatalogContent',
+    namespace: NS,
+    doc: 'An article or page (catalog.content.v1)',
+  }),
   inventory: avroFromZod(CatalogInventoryLevelSchema, {
     name: 'CatalogInventoryLevel',
     namespace: NS,

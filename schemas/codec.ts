@@ -82,7 +82,8 @@ export function createValueCodec(opts: ValueCodecOptions): ValueCodec {
   };
 
   const frameId = (buf: Buffer): number => {
-    if (!Buffer.isBuffer(buf) || buf.length < HEADER_BYTES) throw new CodecError(`value too short for the Confluent framing (${buf?.length ?? 0} bytes)`);
+    if (!Buffer.isBuffer(buf) || buf.length < HEADER_BYTES)
+      throw new CodecError(`value too short for the Confluent framing (${buf?.length ?? 0} bytes)`);
     if (buf[0] !== MAGIC_BYTE) throw new CodecError(`unknown magic byte ${buf[0]} (expected ${MAGIC_BYTE})`);
     return buf.readUInt32BE(1);
   };
@@ -101,7 +102,9 @@ export function createValueCodec(opts: ValueCodecOptions): ValueCodec {
       }
       return { schemaId: id, value: reader.fromBuffer(body, resolver) as T };
     } catch (err) {
-      throw new CodecError(`cannot decode value with schema ${id}${topic ? ` for ${topic}` : ''}: ${(err as Error).message}`);
+      throw new CodecError(
+        `cannot decode value with schema ${id}${topic ? ` for ${topic}` : ''}: ${(err as Error).message}`,
+      );
     }
   };
 

@@ -19,7 +19,9 @@ const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 export const StoreId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1-64 characters of A-Z a-z 0-9 _ -');
 export const Ulid = z.string().regex(ULID_RE, 'expected a ULID (26 characters, Crockford base32, upper case)');
 /** generic item ids: no `|` (key separator), no control characters */
-export const ItemId = z.string().regex(/^[^|\s\p{Cc}][^|\p{Cc}]{0,254}$/u, 'expected 1-255 characters without "|" or control characters');
+export const ItemId = z
+  .string()
+  .regex(/^[^|\s\p{Cc}][^|\p{Cc}]{0,254}$/u, 'expected 1-255 characters without "|" or control characters');
 const Code = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'expected 1-64 characters of a-z 0-9 _ - (lower case)');
 const Handle = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,254}$/, 'expected a collection handle (a-z 0-9 _ -)');
 const IsoTime = z.iso.datetime({ offset: true });
@@ -36,7 +38,10 @@ const Status = z.enum(['published', 'draft']);
 const UrlOrPath = z
   .string()
   .max(2048)
-  .refine((v) => /^\/(?!\/)/.test(v) || /^https?:\/\/[^\s]+$/i.test(v), 'expected an absolute http(s) URL or a path starting with /');
+  .refine(
+    (v) => /^\/(?!\/)/.test(v) || /^https?:\/\/[^\s]+$/i.test(v),
+    'expected an absolute http(s) URL or a path starting with /',
+  );
 
 /** Normalized text used as an item id for term-keyed kinds (redirects, autocomplete curation). */
 export function normalizeTerm(term: string): string {
@@ -79,7 +84,10 @@ const ConditionOperator = z.enum([
 const ConditionLeaf = z.strictObject({
   property: z.string().min(1).max(200),
   operator: ConditionOperator,
-  values: z.array(z.union([z.string().max(1000), z.number(), z.boolean()])).max(250).default([]),
+  values: z
+    .array(z.union([z.string().max(1000), z.number(), z.boolean()]))
+    .max(250)
+    .default([]),
 });
 const ConditionGroupInner = z.strictObject({
   conditional: z.enum(['AND', 'OR']).default('AND'),
@@ -88,7 +96,10 @@ const ConditionGroupInner = z.strictObject({
 /** Nesting limit: two levels (a group may hold leaves and groups of leaves), as filter_group. */
 export const ConditionGroup = z.strictObject({
   conditional: z.enum(['AND', 'OR']).default('AND'),
-  expressions: z.array(z.union([ConditionLeaf, ConditionGroupInner])).min(1).max(50),
+  expressions: z
+    .array(z.union([ConditionLeaf, ConditionGroupInner]))
+    .min(1)
+    .max(50),
 });
 export type ConditionGroup = z.infer<typeof ConditionGroup>;
 
@@ -108,7 +119,10 @@ export const MediaPreloads = z.strictObject({
   /** host the image URLs are rewritten to; null = the referrer's storefront domain */
   rewrite_domain: z
     .string()
-    .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i, 'expected a host name such as cdn.example.com')
+    .regex(
+      /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i,
+      'expected a host name such as cdn.example.com',
+    )
     .nullable()
     .default(null),
   rewrite_urls: z.boolean().default(true),
@@ -166,7 +180,9 @@ export const SortExpression = z.strictObject({
   /** relative weight inside a weighted group (expressions with a weight are combined) */
   weight: z.number().min(0).max(100).optional(),
   /** soft boost applied instead of a hard sort key */
-  boost: z.strictObject({ mode: z.enum(['multiplicative', 'additive']), factor: z.number().min(-100).max(100) }).optional(),
+  boost: z
+    .strictObject({ mode: z.enum(['multiplicative', 'additive']), factor: z.number().min(-100).max(100) })
+    .optional(),
 });
 export const SortOrderConfig = z.strictObject({
   code: Code.refine((c) => c !== 'relevance', '`relevance` is built in and cannot be configured'),
@@ -177,8 +193,26 @@ export const SortOrderConfig = z.strictObject({
   soft_demotion_threshold: z.number().min(0).max(1).default(0.5),
 });
 
-export const ANCHOR_TYPES = ['product', 'collection', 'cart', 'home', 'search', 'not_found', 'landing', 'other', 'none'] as const;
-export const STRATEGY_TYPES = ['interaction', 'similarity', 'manual', 'popularity', 'personal', 'rule', 'content'] as const;
+export const ANCHOR_TYPES = [
+  'product',
+  'collection',
+  'cart',
+  'home',
+  'search',
+  'not_found',
+  'landing',
+  'other',
+  'none',
+] as const;
+export const STRATEGY_TYPES = [
+  'interaction',
+  'similarity',
+  'manual',
+  'popularity',
+  'personal',
+  'rule',
+  'content',
+] as const;
 /** strategy key → its strategy type (the blocks service resolves the key; the type is for display and filtering) */
 export const STRATEGY_KEYS = {
   frequently_bought_together: 'interaction',
@@ -211,12 +245,18 @@ export const Safeguards = z
     /** 0 = no personalization, 1 = fully personalized ordering */
     personalization_strength: z.number().min(0).max(1).default(0.5),
   })
-  .refine((s) => s.min_products <= s.max_products, { message: 'min_products must not exceed max_products', path: ['min_products'] });
+  .refine((s) => s.min_products <= s.max_products, {
+    message: 'min_products must not exceed max_products',
+    path: ['min_products'],
+  });
 
 const BlockAction = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('apply_filter'), filter_group: ConditionGroup }),
   z.strictObject({ type: z.literal('hide_block') }),
-  z.strictObject({ type: z.literal('change_strategy'), strategy_key: z.enum(Object.keys(STRATEGY_KEYS) as [StrategyKey, ...StrategyKey[]]) }),
+  z.strictObject({
+    type: z.literal('change_strategy'),
+    strategy_key: z.enum(Object.keys(STRATEGY_KEYS) as [StrategyKey, ...StrategyKey[]]),
+  }),
   z.strictObject({
     type: z.literal('override_safeguards'),
     safeguards: z.strictObject({
@@ -244,15 +284,24 @@ export const BlockConfig = z
     /** strategy parameters: manual product ids, metafield reference, look-back window */
     strategy_params: z
       .strictObject({
-        product_ids: z.array(z.string().regex(/^(\d{1,20}|gid:\/\/[a-z0-9_-]+\/Product\/\d{1,20})$/, 'expected a product id')).max(250).optional(),
-        metafield: z.string().regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'expected namespace.key').optional(),
+        product_ids: z
+          .array(z.string().regex(/^(\d{1,20}|gid:\/\/[a-z0-9_-]+\/Product\/\d{1,20})$/, 'expected a product id'))
+          .max(250)
+          .optional(),
+        metafield: z
+          .string()
+          .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'expected namespace.key')
+          .optional(),
         lookback_days: z.number().int().min(1).max(365).optional(),
       })
       .default({}),
     /** ordered; the first rule whose conditions match applies */
     rules: z.array(BlockRule).max(50).default([]),
     safeguards: Safeguards.default(Safeguards.parse({})),
-    fallback: z.array(z.strictObject({ block_id: Ulid, mode: z.enum(['replace', 'fill']).default('replace') })).max(10).default([]),
+    fallback: z
+      .array(z.strictObject({ block_id: Ulid, mode: z.enum(['replace', 'fill']).default('replace') }))
+      .max(10)
+      .default([]),
     /** lower first */
     priority: z.number().int().min(0).max(1_000_000).default(100),
     status: Status.default('published'),
@@ -260,16 +309,33 @@ export const BlockConfig = z
   .transform((b) => ({ ...b, strategy_type: b.strategy_type ?? STRATEGY_KEYS[b.strategy_key] }))
   .superRefine((b, ctx) => {
     if (b.strategy_type !== STRATEGY_KEYS[b.strategy_key]) {
-      ctx.addIssue({ code: 'custom', path: ['strategy_type'], message: `strategy ${b.strategy_key} is of type ${STRATEGY_KEYS[b.strategy_key]}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['strategy_type'],
+        message: `strategy ${b.strategy_key} is of type ${STRATEGY_KEYS[b.strategy_key]}`,
+      });
     }
     if (b.strategy_key === 'manual_curation' && !b.strategy_params.product_ids?.length) {
-      ctx.addIssue({ code: 'custom', path: ['strategy_params', 'product_ids'], message: 'manual_curation needs at least one product id' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['strategy_params', 'product_ids'],
+        message: 'manual_curation needs at least one product id',
+      });
     }
     if (b.strategy_key === 'metafield_references' && !b.strategy_params.metafield) {
-      ctx.addIssue({ code: 'custom', path: ['strategy_params', 'metafield'], message: 'metafield_references needs a metafield' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['strategy_params', 'metafield'],
+        message: 'metafield_references needs a metafield',
+      });
     }
     b.fallback.forEach((f, i) => {
-      if (f.block_id === b.id) ctx.addIssue({ code: 'custom', path: ['fallback', i, 'block_id'], message: 'a block cannot fall back to itself' });
+      if (f.block_id === b.id)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['fallback', i, 'block_id'],
+          message: 'a block cannot fall back to itself',
+        });
     });
   });
 
@@ -285,7 +351,10 @@ export const Banner = z
   .strictObject({
     id: Ulid,
     name: z.string().trim().min(1).max(200),
-    banner_type: z.string().regex(/^[a-z0-9_-]{1,64}$/).default('link'),
+    banner_type: z
+      .string()
+      .regex(/^[a-z0-9_-]{1,64}$/)
+      .default('link'),
     mode: z.enum(['overtake', 'inject']),
     /** inject mode only */
     link: UrlOrPath.nullable().default(null),
@@ -300,9 +369,14 @@ export const Banner = z
     conditions: ConditionGroup.nullable().default(null),
   })
   .superRefine((b, ctx) => {
-    if (b.mode === 'overtake' && b.link !== null) ctx.addIssue({ code: 'custom', path: ['link'], message: 'link is for inject banners only' });
+    if (b.mode === 'overtake' && b.link !== null)
+      ctx.addIssue({ code: 'custom', path: ['link'], message: 'link is for inject banners only' });
     if (b.schedule_start_at && b.schedule_end_at && Date.parse(b.schedule_start_at) >= Date.parse(b.schedule_end_at)) {
-      ctx.addIssue({ code: 'custom', path: ['schedule_end_at'], message: 'schedule_end_at must be after schedule_start_at' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['schedule_end_at'],
+        message: 'schedule_end_at must be after schedule_start_at',
+      });
     }
   });
 
@@ -357,11 +431,17 @@ export const MerchPreviewConfig = z.strictObject({
 /** search-rule actions: the known types are validated; unknown types are kept and reported at run time as `unsupported_action_type` */
 const KNOWN_SEARCH_ACTIONS = {
   replace_query: z.strictObject({ type: z.literal('replace_query'), query: z.string().trim().min(1).max(255) }),
-  expand_query: z.strictObject({ type: z.literal('expand_query'), queries: z.array(z.string().trim().min(1).max(255)).min(1).max(20) }),
+  expand_query: z.strictObject({
+    type: z.literal('expand_query'),
+    queries: z.array(z.string().trim().min(1).max(255)).min(1).max(20),
+  }),
   apply_filter: z.strictObject({ type: z.literal('apply_filter'), filter_group: ConditionGroup }),
   pin_products: z.strictObject({
     type: z.literal('pin_products'),
-    product_ids: z.array(z.string().regex(/^(\d{1,20}|gid:\/\/[a-z0-9_-]+\/Product\/\d{1,20})$/, 'expected a product id')).min(1).max(50),
+    product_ids: z
+      .array(z.string().regex(/^(\d{1,20}|gid:\/\/[a-z0-9_-]+\/Product\/\d{1,20})$/, 'expected a product id'))
+      .min(1)
+      .max(50),
   }),
   boost: z.strictObject({ type: z.literal('boost'), match: ConditionGroup, factor: z.number().min(0).max(100) }),
   bury: z.strictObject({ type: z.literal('bury'), match: ConditionGroup, factor: z.number().min(0).max(1) }),
@@ -374,7 +454,9 @@ export const SearchRuleAction = z
     const known = (KNOWN_SEARCH_ACTIONS as Record<string, z.ZodType>)[a.type];
     if (!known) return;
     const r = known.safeParse(a);
-    if (!r.success) for (const issue of r.error.issues) ctx.addIssue({ ...issue, code: 'custom', message: issue.message, path: issue.path });
+    if (!r.success)
+      for (const issue of r.error.issues)
+        ctx.addIssue({ ...issue, code: 'custom', message: issue.message, path: issue.path });
   });
 export const SearchRuleConfig = z.strictObject({
   id: Ulid,
@@ -431,7 +513,9 @@ export const AutocompleteCurationConfig = z.strictObject({
   display_label: z.string().trim().min(1).max(255).nullable().default(null),
 });
 
-const LocationGid = z.string().regex(/^gid:\/\/[a-z0-9_-]+\/CompanyLocation\/\d{1,20}$/, 'expected gid://<platform>/CompanyLocation/<id>');
+const LocationGid = z
+  .string()
+  .regex(/^gid:\/\/[a-z0-9_-]+\/CompanyLocation\/\d{1,20}$/, 'expected gid://<platform>/CompanyLocation/<id>');
 /** a numeric platform id, also accepted as its global id `gid://<platform>/<type>/<id>` (stored as digits) */
 const PlatformId = (type: string) =>
   z
@@ -466,8 +550,10 @@ export const RankingRuleConfig = z
     status: Status.default('draft'),
   })
   .superRefine((r, ctx) => {
-    if (r.type === 'pin' && r.product_ids.length === 0) ctx.addIssue({ code: 'custom', path: ['product_ids'], message: 'a pin rule needs product_ids' });
-    if (r.type !== 'pin' && !r.match) ctx.addIssue({ code: 'custom', path: ['match'], message: `a ${r.type} rule needs match conditions` });
+    if (r.type === 'pin' && r.product_ids.length === 0)
+      ctx.addIssue({ code: 'custom', path: ['product_ids'], message: 'a pin rule needs product_ids' });
+    if (r.type !== 'pin' && !r.match)
+      ctx.addIssue({ code: 'custom', path: ['match'], message: `a ${r.type} rule needs match conditions` });
   });
 
 /** HMAC secret the catalog webhooks of this store are signed with (several during a rotation). Stored as

@@ -61,26 +61,32 @@ export const idString = (max = 128) =>
 
 /** An optional string sent as a string, null or omitted (empty = absent); normalized to `string | null`. */
 export const optionalText = (max = 255) =>
-  z.unknown().optional().transform((raw, ctx): string | null => {
-    if (raw === undefined || raw === null) return null;
-    if (typeof raw !== 'string') return fail(ctx, 'expected a string or null');
-    const v = raw.trim();
-    if (v.length > max) return fail(ctx, `must be at most ${max} characters`);
-    return v === '' ? null : wellFormed(v);
-  });
+  z
+    .unknown()
+    .optional()
+    .transform((raw, ctx): string | null => {
+      if (raw === undefined || raw === null) return null;
+      if (typeof raw !== 'string') return fail(ctx, 'expected a string or null');
+      const v = raw.trim();
+      if (v.length > max) return fail(ctx, `must be at most ${max} characters`);
+      return v === '' ? null : wellFormed(v);
+    });
 
 /** An optional id sent as a string or a non-negative integer; normalized to `string | null`. */
 export const optionalIdLike = (max = 128) =>
-  z.unknown().optional().transform((raw, ctx): string | null => {
-    if (raw === undefined || raw === null) return null;
-    if (typeof raw === 'number') {
-      if (Number.isSafeInteger(raw) && raw >= 0) return String(raw);
-    } else if (typeof raw === 'string') {
-      const v = raw.trim();
-      if (v.length <= max) return v === '' ? null : wellFormed(v);
-    }
-    return fail(ctx, `expected a string of at most ${max} characters or a non-negative integer id`);
-  });
+  z
+    .unknown()
+    .optional()
+    .transform((raw, ctx): string | null => {
+      if (raw === undefined || raw === null) return null;
+      if (typeof raw === 'number') {
+        if (Number.isSafeInteger(raw) && raw >= 0) return String(raw);
+      } else if (typeof raw === 'string') {
+        const v = raw.trim();
+        if (v.length <= max) return v === '' ? null : wellFormed(v);
+      }
+      return fail(ctx, `expected a string of at most ${max} characters or a non-negative integer id`);
+    });
 
 /**
  * Any Date-parseable value (ISO 8601 or another `Date.parse` format, or epoch milliseconds) → ISO 8601
@@ -126,10 +132,17 @@ export const numericId = z.unknown().transform((raw, ctx) => toNumericId(raw) ??
 export const optionalNumericId = z
   .unknown()
   .optional()
-  .transform((raw, ctx): string | null => (raw === undefined || raw === null ? null : (toNumericId(raw) ?? fail(ctx, NUMERIC_ID_MESSAGE))));
+  .transform((raw, ctx): string | null =>
+    raw === undefined || raw === null ? null : (toNumericId(raw) ?? fail(ctx, NUMERIC_ID_MESSAGE)),
+  );
 
 function toInt(raw: unknown, min: number, max: number): number | undefined {
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*-?\d{1,10}\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  const n =
+    typeof raw === 'number'
+      ? raw
+      : typeof raw === 'string' && /^\s*-?\d{1,10}\s*$/.test(raw)
+        ? Number(raw)
+        : Number.NaN;
   return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
 }
 
@@ -143,11 +156,14 @@ export const optionalIntLike = (min: number, max: number) =>
     .unknown()
     .optional()
     .transform((raw, ctx): number | null =>
-      raw === undefined || raw === null ? null : (toInt(raw, min, max) ?? fail(ctx, `expected an integer from ${min} to ${max}`)),
+      raw === undefined || raw === null
+        ? null
+        : (toInt(raw, min, max) ?? fail(ctx, `expected an integer from ${min} to ${max}`)),
     );
 
 function toDecimal(raw: unknown): string | undefined {
-  if (typeof raw === 'number') return Number.isFinite(raw) && raw >= 0 && raw < 1e15 ? String(Number(raw.toFixed(6))) : undefined;
+  if (typeof raw === 'number')
+    return Number.isFinite(raw) && raw >= 0 && raw < 1e15 ? String(Number(raw.toFixed(6))) : undefined;
   if (typeof raw === 'string') {
     const v = raw.trim();
     return DECIMAL_RE.test(v) ? v : undefined;
@@ -166,7 +182,9 @@ export const decimal = z.unknown().transform((raw, ctx) => toDecimal(raw) ?? fai
 export const optionalDecimal = z
   .unknown()
   .optional()
-  .transform((raw, ctx): string | null => (raw === undefined || raw === null ? null : (toDecimal(raw) ?? fail(ctx, DECIMAL_MESSAGE))));
+  .transform((raw, ctx): string | null =>
+    raw === undefined || raw === null ? null : (toDecimal(raw) ?? fail(ctx, DECIMAL_MESSAGE)),
+  );
 
 const CURRENCY_RE = /^[A-Za-z]{3}$/;
 /** ISO 4217 currency code, normalized to upper case. */
@@ -176,18 +194,26 @@ export const currency = z.unknown().transform((raw, ctx) => {
 });
 
 /** `currency`, optional: `string | null`. */
-export const optionalCurrency = z.unknown().optional().transform((raw, ctx): string | null => {
-  if (raw === undefined || raw === null) return null;
-  const v = typeof raw === 'string' ? raw.trim() : '';
-  return CURRENCY_RE.test(v) ? v.toUpperCase() : fail(ctx, 'expected an ISO 4217 currency code');
-});
+export const optionalCurrency = z
+  .unknown()
+  .optional()
+  .transform((raw, ctx): string | null => {
+    if (raw === undefined || raw === null) return null;
+    const v = typeof raw === 'string' ? raw.trim() : '';
+    return CURRENCY_RE.test(v) ? v.toUpperCase() : fail(ctx, 'expected an ISO 4217 currency code');
+  });
 
 /** An optional member of a string enum: `T | null`. */
 export const optionalEnum = <const T extends readonly string[]>(values: T) =>
-  z.unknown().optional().transform((raw, ctx): T[number] | null => {
-    if (raw === undefined || raw === null) return null;
-    return typeof raw === 'string' && values.includes(raw) ? (raw as T[number]) : fail(ctx, `expected one of: ${values.join(', ')}`);
-  });
+  z
+    .unknown()
+    .optional()
+    .transform((raw, ctx): T[number] | null => {
+      if (raw === undefined || raw === null) return null;
+      return typeof raw === 'string' && values.includes(raw)
+        ? (raw as T[number])
+        : fail(ctx, `expected one of: ${values.join(', ')}`);
+    });
 
 /** A decimal string as it is stored (output side of `decimal`). */
 export const decimalString = z.string().regex(DECIMAL_RE);
@@ -261,11 +287,14 @@ const common = {
   marketing_campaign: optionalText(255),
   marketing_term: optionalText(255),
   marketing_content: optionalText(255),
-  contextual_data: z.unknown().optional().transform((raw, ctx): Record<string, unknown> => {
-    if (raw === undefined || raw === null) return {};
-    if (typeof raw === 'object' && !Array.isArray(raw)) return raw as Record<string, unknown>;
-    return fail(ctx, 'expected a JSON object');
-  }),
+  contextual_data: z
+    .unknown()
+    .optional()
+    .transform((raw, ctx): Record<string, unknown> => {
+      if (raw === undefined || raw === null) return {};
+      if (typeof raw === 'object' && !Array.isArray(raw)) return raw as Record<string, unknown>;
+      return fail(ctx, 'expected a JSON object');
+    }),
 };
 
 const position = intLike(1, 100_000);
@@ -302,7 +331,11 @@ const banner = {
 
 type Common = typeof common;
 const ev = <T extends EventType, S extends z.ZodRawShape>(type: T, shape: S) =>
-  z.object({ event_type: z.literal(type), ...common, ...shape } as { event_type: z.ZodLiteral<T> } & Omit<Common, keyof S> & S);
+  z.object({ event_type: z.literal(type), ...common, ...shape } as { event_type: z.ZodLiteral<T> } & Omit<
+    Common,
+    keyof S
+  > &
+    S);
 
 export const ProductClickEvent = ev('product_click', { ...ranked, query: optionalText(255) });
 export const ProductViewEvent = ev('product_view', { ...product, block_id: optionalText(64) });
@@ -314,7 +347,11 @@ export const AddToCartEvent = ev('add_to_cart', {
   quantity: z
     .unknown()
     .optional()
-    .transform((raw, ctx) => (raw === undefined || raw === null ? 1 : (toInt(raw, 1, 100_000) ?? fail(ctx, 'expected an integer from 1 to 100000')))),
+    .transform((raw, ctx) =>
+      raw === undefined || raw === null
+        ? 1
+        : (toInt(raw, 1, 100_000) ?? fail(ctx, 'expected an integer from 1 to 100000')),
+    ),
   price: optionalDecimal,
   currency: optionalCurrency,
   block_id: optionalText(64),
@@ -425,9 +462,16 @@ export function parseEvent(raw: unknown): ParseEventResult {
   let obj = raw as Record<string, unknown>;
   const type = obj.event_type;
   if (type === undefined || type === null) {
-    return { ok: false, code: 'missing_field', reason: 'missing required field event_type', path: 'event_type', event_type: null };
+    return {
+      ok: false,
+      code: 'missing_field',
+      reason: 'missing required field event_type',
+      path: 'event_type',
+      event_type: null,
+    };
   }
-  const schema = typeof type === 'string' && Object.hasOwn(EVENT_SCHEMAS, type) ? EVENT_SCHEMAS[type as EventType] : undefined;
+  const schema =
+    typeof type === 'string' && Object.hasOwn(EVENT_SCHEMAS, type) ? EVENT_SCHEMAS[type as EventType] : undefined;
   if (!schema) {
     const shown = typeof type === 'string' ? type.slice(0, 64) : typeof type;
     return {
@@ -542,7 +586,17 @@ export interface ServerFields {
 }
 
 /** Every optional event field, unset (the base every enriched event is built on). */
-export const EMPTY_EVENT_FIELDS: Omit<EnrichedEvent, keyof ServerFields | 'event_id' | 'event_type' | 'timestamp' | 'session_id' | 'shopping_channel' | 'contextual_data' | 'timestamp_clamped'> = {
+export const EMPTY_EVENT_FIELDS: Omit<
+  EnrichedEvent,
+  | keyof ServerFields
+  | 'event_id'
+  | 'event_type'
+  | 'timestamp'
+  | 'session_id'
+  | 'shopping_channel'
+  | 'contextual_data'
+  | 'timestamp_clamped'
+> = {
   customer_id: null,
   device_id: null,
   attribution_token: null,

@@ -2,7 +2,18 @@
 // bulk imports (services/catalog) and consumed by the revenue and co-purchase processors. An order that
 // changes (cancellation, edit) is written again with the same order_id; the latest record wins.
 import { z } from 'zod';
-import { currency, decimal, decimalString, idString, intLike, isoUtc, numericId, optionalIdLike, optionalNumericId, timestamp } from './events.ts';
+import {
+  currency,
+  decimal,
+  decimalString,
+  idString,
+  intLike,
+  isoUtc,
+  numericId,
+  optionalIdLike,
+  optionalNumericId,
+  timestamp,
+} from './events.ts';
 
 const OrderLineItemSchema = z
   .object({
@@ -36,17 +47,27 @@ export const OrderInputSchema = z.object({
   customer_id: optionalIdLike(128),
   session_id: optionalIdLike(128),
   created_at: timestamp,
-  updated_at: z.unknown().optional().transform((raw, ctx): string | null => {
-    if (raw === undefined || raw === null) return null;
-    const r = timestamp.safeParse(raw);
-    if (r.success) return r.data;
-    ctx.addIssue({ code: 'custom', message: r.error.issues[0].message });
-    return z.NEVER;
-  }),
+  updated_at: z
+    .unknown()
+    .optional()
+    .transform((raw, ctx): string | null => {
+      if (raw === undefined || raw === null) return null;
+      const r = timestamp.safeParse(raw);
+      if (r.success) return r.data;
+      ctx.addIssue({ code: 'custom', message: r.error.issues[0].message });
+      return z.NEVER;
+    }),
   currency,
   total_price: decimal,
   line_items: z
-    .array(z.object({ product_id: numericId, variant_id: optionalNumericId, quantity: intLike(0, 1_000_000), price: decimal }))
+    .array(
+      z.object({
+        product_id: numericId,
+        variant_id: optionalNumericId,
+        quantity: intLike(0, 1_000_000),
+        price: decimal,
+      }),
+    )
     .max(1000),
   cancelled: z.boolean().default(false),
   source: z.enum(['webhook', 'import', 'beacon']).default('webhook'),

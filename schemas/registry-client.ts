@@ -90,7 +90,11 @@ export function createRegistryClient(opts: RegistryClientOptions): RegistryClien
       }
       if (res.ok) return json as T;
       const e = (json ?? {}) as { error_code?: number; message?: string };
-      const err = new RegistryError(res.status, e.error_code ?? res.status, e.message ?? `${method} ${path}: HTTP ${res.status}`);
+      const err = new RegistryError(
+        res.status,
+        e.error_code ?? res.status,
+        e.message ?? `${method} ${path}: HTTP ${res.status}`,
+      );
       if (res.status < 500) throw err;
       lastError = err;
     }
@@ -110,14 +114,18 @@ export function createRegistryClient(opts: RegistryClientOptions): RegistryClien
     },
     async getSchemaById(id) {
       const r = await call<{ schema: string; schemaType?: string }>('GET', `/schemas/ids/${id}`);
-      if (r.schemaType && r.schemaType !== 'AVRO') throw new RegistryError(422, 42201, `schema ${id} is ${r.schemaType}, not AVRO`);
+      if (r.schemaType && r.schemaType !== 'AVRO')
+        throw new RegistryError(422, 42201, `schema ${id} is ${r.schemaType}, not AVRO`);
       return r.schema;
     },
     getVersion(subject, version) {
       return call<RegisteredVersion>('GET', `/subjects/${enc(subject)}/versions/${version}`);
     },
     async getCompatibility(subject) {
-      const r = await call<{ compatibilityLevel: string }>('GET', subject ? `/config/${enc(subject)}?defaultToGlobal=true` : '/config');
+      const r = await call<{ compatibilityLevel: string }>(
+        'GET',
+        subject ? `/config/${enc(subject)}?defaultToGlobal=true` : '/config',
+      );
       return r.compatibilityLevel;
     },
     async setCompatibility(level, subject) {

@@ -36,7 +36,12 @@ export const RequestEventSchema = z.object({
   shopping_channel: z.enum(SHOPPING_CHANNELS).nullable(),
   result_product_ids: z.array(z.string()).describe('product ids of the returned page, in order'),
   result_count: z.int32().min(0).describe('items on the returned page'),
-  total_results: z.int().min(0).max(Number.MAX_SAFE_INTEGER - 1).nullable().describe('total matches across pages, when the endpoint knows it'),
+  total_results: z
+    .int()
+    .min(0)
+    .max(Number.MAX_SAFE_INTEGER - 1)
+    .nullable()
+    .describe('total matches across pages, when the endpoint knows it'),
   page: z.int32().min(1).nullable(),
   limit: z.int32().min(1).nullable(),
   sort_order_code: z.string().nullable(),
@@ -49,13 +54,19 @@ export const RequestEventSchema = z.object({
   cache_hit: z.boolean().nullable().describe('served from the results cache'),
   sdk_client: z.string().nullable().describe('X-SDK-Client header (name/version)'),
   context_json: z.string().describe('validated, normalized request context as JSON (unknown keys dropped)'),
-  details_json: z.string().nullable().describe('kind-specific details as JSON (feedback rating/text, image id, applied rules)'),
+  details_json: z
+    .string()
+    .nullable()
+    .describe('kind-specific details as JSON (feedback rating/text, image id, applied rules)'),
 });
 export type RequestEvent = z.infer<typeof RequestEventSchema>;
 
 /** A request event with the optional fields defaulted to null (for the read API's emitter). */
 export function requestEvent(
-  fields: Pick<RequestEvent, 'request_id' | 'store_id' | 'kind' | 'occurred_at' | 'device_type' | 'status_code' | 'latency_ms'> &
+  fields: Pick<
+    RequestEvent,
+    'request_id' | 'store_id' | 'kind' | 'occurred_at' | 'device_type' | 'status_code' | 'latency_ms'
+  > &
     Partial<RequestEvent>,
 ): RequestEvent {
   return {

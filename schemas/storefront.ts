@@ -25,7 +25,9 @@ export const COMPANY_LOCATION_GID = /^gid:\/\/[A-Za-z0-9_-]+\/CompanyLocation\/[
 export const IdentitySchema = z
   .object({
     deviceId: str(256).optional().describe('Persistent browser identifier.'),
-    sessionId: str(256).optional().describe('Temporary session identifier (30 minutes without activity for service-generated sessions).'),
+    sessionId: str(256)
+      .optional()
+      .describe('Temporary session identifier (30 minutes without activity for service-generated sessions).'),
     customerId: str(256).optional().describe('Platform customer id of a signed-in shopper.'),
     companyLocationId: z
       .string()
@@ -57,17 +59,16 @@ const ItemBase = {
 export const CartItemSchema = z
   .object({
     ...ItemBase,
-    quantity: z
-      .unknown()
-      .optional()
-      .describe('Fractions round down; missing, non-numeric or below 1 counts as 1.'),
+    quantity: z.unknown().optional().describe('Fractions round down; missing, non-numeric or below 1 counts as 1.'),
   })
   .meta({
     id: 'CartItem',
     description: 'Needs at least one of productId, variantId or a non-empty title; other entries are dropped.',
   });
 
-export const PurchasedItemSchema = z.object(ItemBase).meta({ id: 'PurchasedItem', description: 'price is the price at purchase.' });
+export const PurchasedItemSchema = z
+  .object(ItemBase)
+  .meta({ id: 'PurchasedItem', description: 'price is the price at purchase.' });
 
 export const ViewedItemSchema = z
   .object({
@@ -94,7 +95,10 @@ export const PriorSearchSchema = z
 export const MARKET_GID = /^gid:\/\/[A-Za-z0-9_-]+\/Market\/[0-9]+$/;
 export const MarketRefSchema = z
   .string()
-  .regex(/^([A-Za-z]{2}|[0-9]{1,20}|gid:\/\/[A-Za-z0-9_-]+\/Market\/[0-9]+)$/, 'expected a two-letter country code, a numeric market id or gid://<platform>/Market/<id>')
+  .regex(
+    /^([A-Za-z]{2}|[0-9]{1,20}|gid:\/\/[A-Za-z0-9_-]+\/Market\/[0-9]+)$/,
+    'expected a two-letter country code, a numeric market id or gid://<platform>/Market/<id>',
+  )
   .describe('Two-letter country code, numeric market id, or market global id gid://<platform>/Market/<id>.');
 
 export const ContextSchema = z
@@ -181,7 +185,11 @@ export type ErrorCode = (typeof ErrorCodes)[number];
 
 export const ErrorFieldSchema = z
   .object({
-    path: z.string().describe('Location of the offending value: `query` for a query parameter, `context.productsInCart[0].price` in a body; "" for the whole body.'),
+    path: z
+      .string()
+      .describe(
+        'Location of the offending value: `query` for a query parameter, `context.productsInCart[0].price` in a body; "" for the whole body.',
+      ),
     message: z.string(),
   })
   .meta({ id: 'ErrorField' });
@@ -206,7 +214,9 @@ export const AutocompleteQuerySchema = z.object({
     .string()
     .max(AUTOCOMPLETE_MAX_QUERY, `at most ${AUTOCOMPLETE_MAX_QUERY} characters`)
     .optional()
-    .describe('The partial query, at most 255 characters. Under 2 characters after sanitizing counts as empty (top trending queries).'),
+    .describe(
+      'The partial query, at most 255 characters. Under 2 characters after sanitizing counts as empty (top trending queries).',
+    ),
   limit: z.coerce.number().int().min(1).max(50).optional().describe('Number of suggestions, 1 to 50 (default 10).'),
 });
 
@@ -214,9 +224,17 @@ export const AutocompleteResponseSchema = z
   .object({
     matchedQueries: z
       .array(z.string())
-      .describe('Ranked suggestions: prefix matches first, then similar queries; each the canonical query or its curated display label.'),
-    originalQuery: z.string().nullable().describe('The query exactly as sent; null when omitted or too short after sanitizing.'),
-    normalizedQuery: z.string().nullable().describe('Lowercased, trimmed form used for matching; null when no effective query.'),
+      .describe(
+        'Ranked suggestions: prefix matches first, then similar queries; each the canonical query or its curated display label.',
+      ),
+    originalQuery: z
+      .string()
+      .nullable()
+      .describe('The query exactly as sent; null when omitted or too short after sanitizing.'),
+    normalizedQuery: z
+      .string()
+      .nullable()
+      .describe('Lowercased, trimmed form used for matching; null when no effective query.'),
     _meta: z
       .object({ redirect: z.object({ url: z.string() }).optional() })
       .describe('`redirect` only when the query matches a configured redirect term.'),

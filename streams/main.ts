@@ -42,7 +42,13 @@ let sqlUrl: string | undefined;
 let closeSql: (() => Promise<void>) | undefined;
 if (args.sqlPort !== undefined && db.embedded) {
   const [v] = await db.query<{ v: string }>('SELECT version() AS v');
-  const sql = await startSqlEndpoint({ db, host: config.HOST, port: Number(args.sqlPort), logger, version: v?.v ?? 'unknown' });
+  const sql = await startSqlEndpoint({
+    db,
+    host: config.HOST,
+    port: Number(args.sqlPort),
+    logger,
+    version: v?.v ?? 'unknown',
+  });
   sqlUrl = sql.url;
   closeSql = sql.close;
 }

@@ -18,7 +18,14 @@ export const streamsModule: AppModule = {
     const starting = (async () => {
       for (let attempt = 1; !closing; attempt++) {
         try {
-          streams = await startStreams({ config: ctx.config, db: ctx.db, redis: ctx.redis, kafka: ctx.kafka, logger: ctx.logger, processors });
+          streams = await startStreams({
+            config: ctx.config,
+            db: ctx.db,
+            redis: ctx.redis,
+            kafka: ctx.kafka,
+            logger: ctx.logger,
+            processors,
+          });
           failure = undefined;
           return;
         } catch (err) {
@@ -32,7 +39,16 @@ export const streamsModule: AppModule = {
       if (!streams) throw new Error(failure ? `not started: ${failure.message}` : 'starting');
     });
     const token = resolveReplayToken(ctx.config);
-    await ctx.http.register(replayRoutes, { prefix: '/internal', token, streams: () => streams, config: ctx.config, db: ctx.db, redis: ctx.redis, kafka: ctx.kafka, logger: ctx.logger });
+    await ctx.http.register(replayRoutes, {
+      prefix: '/internal',
+      token,
+      streams: () => streams,
+      config: ctx.config,
+      db: ctx.db,
+      redis: ctx.redis,
+      kafka: ctx.kafka,
+      logger: ctx.logger,
+    });
     ctx.onClose(async () => {
       closing = true;
       await starting;

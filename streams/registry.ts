@@ -1,7 +1,13 @@
 // Every processor by name (`--processor <name>`, STREAMS_PROCESSORS, replay). The consumer group of a
 // processor is `streams.<name>` (runtime.ts `defaultGroupId`): renaming one would make it reprocess its
 // topic from the beginning, so names never change.
-import { catalogCollectionsProcessor, catalogContentProcessor, catalogInventoryProcessor, catalogPricingProcessor, catalogProductsProcessor } from '../services/catalog/projections.ts';
+import {
+  catalogCollectionsProcessor,
+  catalogContentProcessor,
+  catalogInventoryProcessor,
+  catalogPricingProcessor,
+  catalogProductsProcessor,
+} from '../services/catalog/projections.ts';
 import { eventsProcessor } from './events/processor.ts';
 import { ordersProcessor } from './orders/processor.ts';
 import { rejectedProcessor } from './rejected/processor.ts';

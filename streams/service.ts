@@ -53,7 +53,12 @@ export async function liveNamespace(redis: Redis, processor: string): Promise<st
  * current TTL.
  */
 export async function applyRetention(db: Db, days: number, logger: Logger, rejectedDays = 30): Promise<void> {
-  const want: Record<string, number> = { events_raw: days, requests_raw: days, orders_raw: days, rejected_events_raw: rejectedDays };
+  const want: Record<string, number> = {
+    events_raw: days,
+    requests_raw: days,
+    orders_raw: days,
+    rejected_events_raw: rejectedDays,
+  };
   const rows = await db.query<{ name: string; engine_full: string }>(
     `SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN {names:Array(String)}`,
     { db: db.database, names: Object.keys(want) },
@@ -64,7 +69,9 @@ export async function applyRetention(db: Db, days: number, logger: Logger, rejec
     if (target === undefined || (current !== undefined && Number(current) === target)) continue;
     const col = 'ts';
     // `target` is a validated integer (config schema); DDL cannot take server-side parameters for it
-    await db.command(`ALTER TABLE ${assertIdentifier(r.name)} MODIFY TTL toDateTime(${col}) + INTERVAL ${Math.trunc(target)} DAY`);
+    await db.command(
+      `ALTER TABLE ${assertIdentifier(r.name)} MODIFY TTL toDateTime(${col}) + INTERVAL ${Math.trunc(target)} DAY`,
+    );
     logger.info({ table: r.name, days: target }, 'retention changed');
   }
 }
@@ -103,7 +110,10 @@ async function reportLostBlocks(db: Db, redis: Redis, processors: Processor<unkn
 export async function startStreams(opts: StreamsOptions): Promise<Streams> {
   const { config, db, redis, kafka, logger } = opts;
   const log = logger.child({ component: 'streams' });
-  const topics = [...new Set(opts.processors.map((p) => p.topic))].map((key) => ({ key: key as TopicKey, name: topicName(config, TOPICS[key as TopicKey].name) }));
+  const topics = [...new Set(opts.processors.map((p) => p.topic))].map((key) => ({
+    key: key as TopicKey,
+    name: topicName(config, TOPICS[key as TopicKey].name),
+  }));
   await ensureStreamTopics(kafka, topics, log);
   await applyRetention(db, config.EVENTS_RETENTION_DAYS, log, config.REJECTED_EVENTS_RETENTION_DAYS);
   await reportLostBlocks(db, redis, opts.processors, log);
@@ -147,7 +157,10 @@ export async function startStreams(opts: StreamsOptions): Promise<Streams> {
   const runners = new Map<string, ProcessorRunner<any>>();
   const byName = new Map(opts.processors.map((p) => [p.name, p]));
   const launch = async (p: Processor<any>) => {
-    const runner = new ProcessorRunner(p, deps, { ...runOptions(), stateNamespace: await liveNamespace(redis, p.name) });
+    const runner = new ProcessorRunner(p, deps, {
+      ...runOptions(),
+      stateNamespace: await liveNamespace(redis, p.name),
+    });
     runners.set(p.name, runner);
     await runner.start();
   };

@@ -27,7 +27,14 @@ export async function setup(project: TestProject) {
     DEMO_STORE: 'false',
     SERVICE_BUILD: 'test',
   };
-  const config = loadConfig({ ...process.env, ...env, KAFKA_BROKERS: '', REDIS_URL: '', CLICKHOUSE_URL: '', SCHEMA_REGISTRY_URL: '' });
+  const config = loadConfig({
+    ...process.env,
+    ...env,
+    KAFKA_BROKERS: '',
+    REDIS_URL: '',
+    CLICKHOUSE_URL: '',
+    SCHEMA_REGISTRY_URL: '',
+  });
   const logPath = path.join(dataDir, 'stack.log');
   const log = createWriteStream(logPath);
   stack = await startStack(config, { output: (c, line) => log.write(`[${c}] ${line}\n`), appEnv: env });

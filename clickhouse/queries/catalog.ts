@@ -42,7 +42,15 @@ export interface ProductView {
   updated_at: string;
   options: { name: string; position: number; values: string[] }[];
   variants: VariantView[];
-  images: { id: string | null; src: string; alt: string | null; width: number | null; height: number | null; position: number; variant_ids: string[] }[];
+  images: {
+    id: string | null;
+    src: string;
+    alt: string | null;
+    width: number | null;
+    height: number | null;
+    position: number;
+    variant_ids: string[];
+  }[];
   metafields: Record<string, Record<string, unknown>>;
   is_gift_card: boolean;
   combined_listing_parent_product_id: string | null;
@@ -183,7 +191,8 @@ async function levelTotals(
 
 /** The availability rule of catalog_variant_availability, for variants read with their product. */
 function variantAvailable(v: ProductRow['variants'][number], totals: LevelTotals | undefined): boolean {
-  if (totals && totals.levels > 0) return !v.inventory_management || v.inventory_policy === 'continue' || totals.total > 0;
+  if (totals && totals.levels > 0)
+    return !v.inventory_management || v.inventory_policy === 'continue' || totals.total > 0;
   return Number(v.available) === 1;
 }
 
@@ -344,7 +353,10 @@ const COLLECTION_COLUMNS = `toString(collection_id) AS id, handle, title, body_h
   toString(updated_at) AS updated_at`;
 
 function toCollectionView(r: CollectionRow): CollectionView {
-  const image = parseJson<{ src: string; alt: string | null; width: number | null; height: number | null } | null>(r.image, null);
+  const image = parseJson<{ src: string; alt: string | null; width: number | null; height: number | null } | null>(
+    r.image,
+    null,
+  );
   return {
     id: r.id,
     handle: r.handle,
@@ -362,7 +374,11 @@ function toCollectionView(r: CollectionRow): CollectionView {
 }
 
 /** A current collection by handle (or by numeric id when `handleOrId` is all digits and no handle matches). */
-export async function collectionByHandle(db: Db, storeId: string, handleOrId: string): Promise<CollectionView | undefined> {
+export async function collectionByHandle(
+  db: Db,
+  storeId: string,
+  handleOrId: string,
+): Promise<CollectionView | undefined> {
   const rows = await db.query<CollectionRow & { by_handle: number }>(
     `SELECT ${COLLECTION_COLUMNS}, handle = {h:String} AS by_handle FROM catalog_collections FINAL
      WHERE store_id = {store:String} AND is_deleted = 0
@@ -511,7 +527,11 @@ export async function contentItems(
 // availability and inventory
 
 /** product id → available (any variant available); products without a current record are absent. */
-export async function productAvailability(db: Db, storeId: string, productIds: readonly string[]): Promise<Map<string, boolean>> {
+export async function productAvailability(
+  db: Db,
+  storeId: string,
+  productIds: readonly string[],
+): Promise<Map<string, boolean>> {
   const products = await productsByIds(db, storeId, productIds);
   return new Map(products.map((p) => [p.id, p.available]));
 }
@@ -543,14 +563,25 @@ export async function inventoryByLocation(
   const out: { product_id: string; variant_id: string; location_id: string; available: number }[] = [];
   for (const r of rows) {
     const v = r.item !== '0' ? byItem.get(r.item) : byVariant.get(r.vid);
-    if (v) out.push({ product_id: v.product_id, variant_id: v.variant_id, location_id: r.location_id, available: Number(r.available) });
+    if (v)
+      out.push({
+        product_id: v.product_id,
+        variant_id: v.variant_id,
+        location_id: r.location_id,
+        available: Number(r.available),
+      });
   }
-  const key = (x: { product_id: string; variant_id: string; location_id: string }) => [x.product_id, x.variant_id, x.location_id].map((s) => s.padStart(20, '0')).join('|');
+  const key = (x: { product_id: string; variant_id: string; location_id: string }) =>
+    [x.product_id, x.variant_id, x.location_id].map((s) => s.padStart(20, '0')).join('|');
   return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
 /** Products with stock at any of `locationIds` (location-based stock rules). */
-export async function productsAvailableAtLocations(db: Db, storeId: string, locationIds: readonly string[]): Promise<Set<string>> {
+export async function productsAvailableAtLocations(
+  db: Db,
+  storeId: string,
+  locationIds: readonly string[],
+): Promise<Set<string>> {
   if (locationIds.length === 0) return new Set();
   const rows = await db.query<{ product_id: string }>(
     `SELECT DISTINCT toString(product_id) AS product_id FROM catalog_product_location_availability
@@ -578,7 +609,13 @@ export async function priceListPrices(
   priceListId: string,
   opts: { variantIds?: readonly string[]; productIds?: readonly string[] } = {},
 ): Promise<Map<string, PriceView>> {
-  const rows = await db.query<{ variant_id: string; product_id: string; currency: string; price: string; compare_at_price: string | null }>(
+  const rows = await db.query<{
+    variant_id: string;
+    product_id: string;
+    currency: string;
+    price: string;
+    compare_at_price: string | null;
+  }>(
     `SELECT toString(variant_id) AS variant_id, toString(product_id) AS product_id, toString(currency) AS currency,
             toString(price) AS price, toString(compare_at_price) AS compare_at_price
      FROM catalog_prices_current
@@ -611,15 +648,29 @@ export interface B2bCatalogView {
 }
 
 /** The active B2B catalogs assigned to a company location (numeric id or gid://…/CompanyLocation/<id>). */
-export async function b2bCatalogsForLocation(db: Db, storeId: string, companyLocationId: string): Promise<B2bCatalogView[]> {
+export async function b2bCatalogsForLocation(
+  db: Db,
+  storeId: string,
+  companyLocationId: string,
+): Promise<B2bCatalogView[]> {
   const id = /(\d{1,20})$/.exec(companyLocationId)?.[1];
   if (!id) return [];
   return b2bCatalogs(db, storeId, { locationId: id });
 }
 
 /** Active B2B catalogs by id or by assigned location. */
-export async function b2bCatalogs(db: Db, storeId: string, by: { catalogId?: string; locationId?: string } = {}): Promise<B2bCatalogView[]> {
-  const rows = await db.query<{ catalog_id: string; title: string; price_list_id: string | null; all_products: number; location_ids: string[] }>(
+export async function b2bCatalogs(
+  db: Db,
+  storeId: string,
+  by: { catalogId?: string; locationId?: string } = {},
+): Promise<B2bCatalogView[]> {
+  const rows = await db.query<{
+    catalog_id: string;
+    title: string;
+    price_list_id: string | null;
+    all_products: number;
+    location_ids: string[];
+  }>(
     `SELECT catalog_id, title, price_list_id, all_products, arrayMap(x -> toString(x), company_location_ids) AS location_ids
      FROM catalog_b2b_catalogs FINAL
      WHERE store_id = {store:String} AND is_deleted = 0 AND status = 'active'

@@ -5,4 +5,10 @@ export { searchedThenPurchased, searchedThenViewed, type JourneyProduct } from '
 export { bestSellers, productPopularity, trendingProducts, type BestSeller, type TrendingProduct } from './products.ts';
 export { relatedProducts, type RelatedOptions, type RelatedProduct, type RelatedStrategy } from './related.ts';
 export { searchesServed, searchesServedDaily } from './searches.ts';
-export { trendingCells, trendingQueries, type TrendingCell, type TrendingOptions, type TrendingQuery } from './trending.ts';
+export {
+  trendingCells,
+  trendingQueries,
+  type TrendingCell,
+  type TrendingOptions,
+  type TrendingQuery,
+} from './trending.ts';

@@ -16,7 +16,14 @@ async function journey(
   db: Db,
   table: 'searched_then_viewed' | 'searched_then_purchased',
   measure: 'sessions' | 'purchases',
-  opts: { storeId: string; query: string; limit?: number; days?: number; excludeProductIds?: readonly (string | number)[]; now?: Date },
+  opts: {
+    storeId: string;
+    query: string;
+    limit?: number;
+    days?: number;
+    excludeProductIds?: readonly (string | number)[];
+    now?: Date;
+  },
 ): Promise<JourneyProduct[]> {
   const query = normQuery(opts.query);
   if (query === '') return [];

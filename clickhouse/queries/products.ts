@@ -37,7 +37,12 @@ export async function bestSellers(
       limit: clampInt(opts.limit, 1, 10_000, 50),
     },
   );
-  return rows.map((r) => ({ productId: r.pid, revenue: r.revenue_text, units: Number(r.units_sold), orders: Number(r.order_count) }));
+  return rows.map((r) => ({
+    productId: r.pid,
+    revenue: r.revenue_text,
+    units: Number(r.units_sold),
+    orders: Number(r.order_count),
+  }));
 }
 
 export interface TrendingProduct {
@@ -56,7 +61,14 @@ export interface TrendingProduct {
  */
 export async function trendingProducts(
   db: Db,
-  opts: { storeId: string; productIds: readonly (string | number)[]; recentDays?: number; baselineDays?: number; limit?: number; now?: Date },
+  opts: {
+    storeId: string;
+    productIds: readonly (string | number)[];
+    recentDays?: number;
+    baselineDays?: number;
+    limit?: number;
+    now?: Date;
+  },
 ): Promise<TrendingProduct[]> {
   const ids = productIds(opts.productIds);
   if (ids.length === 0) return [];
@@ -89,7 +101,12 @@ export async function trendingProducts(
       limit: clampInt(opts.limit, 1, 10_000, 50),
     },
   );
-  return rows.map((r) => ({ productId: r.pid, score: Number(r.score), recent: Number(r.recent_w), baselinePerDay: Number(r.baseline_w) }));
+  return rows.map((r) => ({
+    productId: r.pid,
+    score: Number(r.score),
+    recent: Number(r.recent_w),
+    baselinePerDay: Number(r.baseline_w),
+  }));
 }
 
 /** Engagement and sales totals of some products over the last `days` days (popularity signals). */
@@ -106,7 +123,19 @@ export async function productPopularity(
      WHERE store_id = {store:String} AND product_id IN {ids:Array(UInt64)}
        AND day > toDate({today:String}) - {days:UInt32}
      GROUP BY product_id ORDER BY product_id`,
-    { store: opts.storeId, ids: ids.map(BigInt), today: (opts.now ?? new Date()).toISOString().slice(0, 10), days: clampInt(opts.days, 1, 3650, 30) },
+    {
+      store: opts.storeId,
+      ids: ids.map(BigInt),
+      today: (opts.now ?? new Date()).toISOString().slice(0, 10),
+      days: clampInt(opts.days, 1, 3650, 30),
+    },
   );
-  return rows.map((r) => ({ productId: r.pid, views: Number(r.v), clicks: Number(r.c), addToCarts: Number(r.a), units: Number(r.u), revenue: r.r }));
+  return rows.map((r) => ({
+    productId: r.pid,
+    views: Number(r.v),
+    clicks: Number(r.c),
+    addToCarts: Number(r.a),
+    units: Number(r.u),
+    revenue: r.r,
+  }));
 }

@@ -12,12 +12,19 @@ export async function searchesServed(db: Db, opts: { storeId?: string } = {}): P
 }
 
 /** Searches served per UTC day for one store, oldest first. */
-export async function searchesServedDaily(db: Db, opts: { storeId: string; days?: number; now?: Date }): Promise<{ day: string; searches: number }[]> {
+export async function searchesServedDaily(
+  db: Db,
+  opts: { storeId: string; days?: number; now?: Date },
+): Promise<{ day: string; searches: number }[]> {
   const rows = await db.query<{ day: string; n: string }>(
     `SELECT toString(day) AS day, sum(searches) AS n FROM searches_served_daily
      WHERE store_id = {store:String} AND day > toDate({today:String}) - {days:UInt32}
      GROUP BY day ORDER BY day`,
-    { store: opts.storeId, today: (opts.now ?? new Date()).toISOString().slice(0, 10), days: Math.max(1, Math.min(3650, Math.trunc(opts.days ?? 30))) },
+    {
+      store: opts.storeId,
+      today: (opts.now ?? new Date()).toISOString().slice(0, 10),
+      days: Math.max(1, Math.min(3650, Math.trunc(opts.days ?? 30))),
+    },
   );
   return rows.map((r) => ({ day: r.day, searches: Number(r.n) }));
 }

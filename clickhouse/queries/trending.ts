@@ -47,7 +47,15 @@ export async function trendingQueries(db: Db, opts: TrendingOptions): Promise<Tr
   const baselineHours = clampInt(opts.baselineHours, 1, 24 * 90, 24 * 7);
   const halfLife = Math.max(0.1, opts.halfLifeHours ?? 6);
   const effectiveHours = (halfLife / Math.LN2) * (1 - 2 ** (-windowHours / halfLife));
-  const rows = await db.query<{ query: string; score: number; recent_votes: string; baseline: number; searches: string; zero: string; clicks: string }>(
+  const rows = await db.query<{
+    query: string;
+    score: number;
+    recent_votes: string;
+    baseline: number;
+    searches: string;
+    zero: string;
+    clicks: string;
+  }>(
     `WITH
        toDateTime({now:String}, 'UTC') AS now_,
        now_ - toIntervalHour({window:UInt32}) AS window_start,
@@ -123,7 +131,10 @@ export interface TrendingCell {
  * (streams/trending/notify.ts): what the read API loads at start before applying deltas.
  * `storeId` limits it to one store.
  */
-export async function trendingCells(db: Db, opts: { sinceHours?: number; storeId?: string; now?: Date } = {}): Promise<TrendingCell[]> {
+export async function trendingCells(
+  db: Db,
+  opts: { sinceHours?: number; storeId?: string; now?: Date } = {},
+): Promise<TrendingCell[]> {
   const rows = await db.query<{ store_id: string; country: string; query: string; hour: string; votes: string }>(
     `SELECT store_id, country, query, toString(bucket) AS hour, uniqExactMerge(voters) AS votes
      FROM trending_queries
@@ -133,5 +144,11 @@ export async function trendingCells(db: Db, opts: { sinceHours?: number; storeId
      ORDER BY store_id, country, query, hour`,
     { store: opts.storeId ?? '', now: chNow(opts.now), since: clampInt(opts.sinceHours, 1, 24 * 90, 24 * 8) },
   );
-  return rows.map((r) => ({ store_id: r.store_id, country: r.country, query: r.query, bucket: `${r.hour.replace(' ', 'T')}.000Z`, votes: Number(r.votes) }));
+  return rows.map((r) => ({
+    store_id: r.store_id,
+    country: r.country,
+    query: r.query,
+    bucket: `${r.hour.replace(' ', 'T')}.000Z`,
+    votes: Number(r.votes),
+  }));
 }

@@ -12,7 +12,9 @@ import { CatalogWriter, type OutRecord, type WriterTopic } from '../../services/
 import type { Config } from '../../services/common/config.ts';
 import type { Logger } from '../../services/common/logger.ts';
 
-export type ImportLine = { type: 'product' | 'collection' | 'article' | 'page' | 'inventory_level' | 'price' | 'b2b_catalog' | 'order' } & Record<string, unknown>;
+export type ImportLine = {
+  type: 'product' | 'collection' | 'article' | 'page' | 'inventory_level' | 'price' | 'b2b_catalog' | 'order';
+} & Record<string, unknown>;
 
 export interface CatalogSinkOptions {
   kafka: Kafka;
@@ -34,7 +36,14 @@ export class TopicCatalogSink {
   private readonly writer: CatalogWriter;
   private started?: Promise<void>;
   /** records acknowledged so far, by topic */
-  readonly counts: Record<WriterTopic, number> = { products: 0, collections: 0, content: 0, inventory: 0, pricing: 0, orders: 0 };
+  readonly counts: Record<WriterTopic, number> = {
+    products: 0,
+    collections: 0,
+    content: 0,
+    inventory: 0,
+    pricing: 0,
+    orders: 0,
+  };
 
   constructor(opts: CatalogSinkOptions) {
     this.writer = new CatalogWriter({

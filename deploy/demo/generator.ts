@@ -18,7 +18,14 @@
 // loader so a restart regenerates the same store); session and step times are offsets in ms relative to
 // the moment the replay starts (negative = in the past), which the loader turns into timestamps.
 import { createHash } from 'node:crypto';
-import type { B2bCatalogInput, PriceInput, ShopifyCollectionInput, ShopifyContentInput, ShopifyOrderInput, ShopifyProductInput } from '../../schemas/catalog.ts';
+import type {
+  B2bCatalogInput,
+  PriceInput,
+  ShopifyCollectionInput,
+  ShopifyContentInput,
+  ShopifyOrderInput,
+  ShopifyProductInput,
+} from '../../schemas/catalog.ts';
 import type { ConfigInput } from '../../schemas/config.ts';
 import { Rng } from './prng.ts';
 import {
@@ -90,8 +97,23 @@ export type SimStep =
   | { t: number; eventId: string; type: 'product_click'; productId: string; position: number; query: string | null }
   | { t: number; eventId: string; type: 'product_view'; productId: string; variantId: string }
   | { t: number; eventId: string; type: 'collection_view'; handle: string }
-  | { t: number; eventId: string; type: 'content_view'; contentType: 'article' | 'page'; contentId: string; handle: string }
-  | { t: number; eventId: string; type: 'add_to_cart'; productId: string; variantId: string; price: string; quantity: number }
+  | {
+      t: number;
+      eventId: string;
+      type: 'content_view';
+      contentType: 'article' | 'page';
+      contentId: string;
+      handle: string;
+    }
+  | {
+      t: number;
+      eventId: string;
+      type: 'add_to_cart';
+      productId: string;
+      variantId: string;
+      price: string;
+      quantity: number;
+    }
   | { t: number; eventId: string; type: 'purchase'; orderId: string; lines: OrderLine[]; total: string };
 
 export interface OrderLine {
@@ -125,7 +147,14 @@ export interface GroundTruth {
   coViewClusters: { id: number; productIds: string[]; sessions: number }[];
   /** planted queries: `relevant` = products matching type and material/colour; `engaged` = products
    *  the planted sessions clicked (most relevant first); `sessions` = sessions that searched it */
-  queries: { query: string; productType: string; attribute: string; relevant: string[]; engaged: string[]; sessions: number }[];
+  queries: {
+    query: string;
+    productType: string;
+    attribute: string;
+    relevant: string[];
+    engaged: string[];
+    sessions: number;
+  }[];
   /** a query nobody searched before, searched by `sessions` distinct sessions within the last `windowMinutes` */
   trending: { query: string; sessions: number; windowMinutes: number; relevant: string[] };
   /** complementary products bought together in `orders` orders (every product of the bundle in each order) */
@@ -288,13 +317,15 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
   }
   const sellable = (m: ProductMeta) => m.status === 'active' && m.publishedMs !== null;
 
-  const imageUrl = (typeSlug: string, colorSlug: string, pattern: number) => `${o.imageBaseUrl}/${typeSlug}-${colorSlug}-${pattern}.png`;
+  const imageUrl = (typeSlug: string, colorSlug: string, pattern: number) =>
+    `${o.imageBaseUrl}/${typeSlug}-${colorSlug}-${pattern}.png`;
 
   // --- products (lazily, each from its own stream) -------------------------------------------------
   const variantsOf = (m: ProductMeta) => {
     const sizes = m.type.sizes.length ? m.type.sizes : [null];
     const out: { color: ColorSpec; size: string | null; v: number }[] = [];
-    for (const color of m.colors) for (const size of sizes) if (out.length < MAX_VARIANTS) out.push({ color, size, v: out.length });
+    for (const color of m.colors)
+      for (const size of sizes) if (out.length < MAX_VARIANTS) out.push({ color, size, v: out.length });
     return out;
   };
 
@@ -304,7 +335,9 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
     const title = `${m.line} ${m.style} ${m.material} ${m.type.name}`;
     const handle = `${slug(title)}-${m.productId.slice(-6)}`;
     const variants = variantsOf(m);
-    const options: { name: string; position: number; values: string[] }[] = [{ name: 'Color', position: 1, values: m.colors.map((c) => c.name) }];
+    const options: { name: string; position: number; values: string[] }[] = [
+      { name: 'Color', position: 1, values: m.colors.map((c) => c.name) },
+    ];
     if (m.type.sizes.length) options.push({ name: 'Size', position: 2, values: [...m.type.sizes] });
     const images = m.colors.map((c, k) => ({
       id: String(IMAGE_ID_BASE + i * MAX_VARIANTS + k + 1),
@@ -377,7 +410,11 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
         { namespace: 'custom', key: 'line', value: m.line, type: 'single_line_text_field' },
       ],
       is_gift_card: false,
-      category: { id: `demo-${slug(m.type.category)}-${m.type.slug}`, name: m.type.name, full_name: `${m.type.category} > ${m.type.plural}` },
+      category: {
+        id: `demo-${slug(m.type.category)}-${m.type.slug}`,
+        name: m.type.name,
+        full_name: `${m.type.category} > ${m.type.plural}`,
+      },
     };
   };
 
@@ -387,7 +424,14 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
   const visibleByType = new Map<ProductTypeSpec, number[]>(PRODUCT_TYPES.map((t) => [t, []]));
   for (const i of visible) visibleByType.get(metas[i].type)?.push(i);
   const collections: DemoStore['collections'] = [];
-  const addCollection = (title: string, members: number[], body: string, sortOrder: string, defaultSort: string | null, image?: string) => {
+  const addCollection = (
+    title: string,
+    members: number[],
+    body: string,
+    sortOrder: string,
+    defaultSort: string | null,
+    image?: string,
+  ) => {
     const id = String(COLLECTION_ID_BASE + collections.length + 1);
     collections.push({
       id,
@@ -400,22 +444,68 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
       published_at: new Date(o.anchorMs - 800 * DAY).toISOString(),
       updated_at: new Date(o.anchorMs).toISOString(),
       image: image ? { src: image, alt: title, width: IMAGE_SIZE, height: IMAGE_SIZE } : null,
-      metafields: defaultSort ? [{ namespace: 'service', key: 'default_sort_order', value: defaultSort, type: 'single_line_text_field' }] : [],
+      metafields: defaultSort
+        ? [{ namespace: 'service', key: 'default_sort_order', value: defaultSort, type: 'single_line_text_field' }]
+        : [],
       product_ids: members.map(productIdOf),
     });
   };
   for (const t of PRODUCT_TYPES) {
     const members = byPopularity([...(visibleByType.get(t) ?? [])]);
-    if (members.length) addCollection(t.plural, members, `All ${t.plural.toLowerCase()}, most popular first.`, 'manual', 'best_selling', imageUrl(t.slug, 'beige', 0));
+    if (members.length)
+      addCollection(
+        t.plural,
+        members,
+        `All ${t.plural.toLowerCase()}, most popular first.`,
+        'manual',
+        'best_selling',
+        imageUrl(t.slug, 'beige', 0),
+      );
   }
   for (const cat of ['Apparel', 'Footwear', 'Accessories', 'Home', 'Beauty'] as const) {
-    addCollection(cat, byPopularity(visible.filter((i) => metas[i].type.category === cat)), `Everything in ${cat.toLowerCase()}.`, 'best-selling', 'best_selling');
+    addCollection(
+      cat,
+      byPopularity(visible.filter((i) => metas[i].type.category === cat)),
+      `Everything in ${cat.toLowerCase()}.`,
+      'best-selling',
+      'best_selling',
+    );
   }
-  addCollection('New Arrivals', [...visible].sort((a, b) => metas[b].createdMs - metas[a].createdMs).slice(0, 120), 'The newest additions.', 'created-desc', 'newest');
-  addCollection('Best Sellers', byPopularity([...visible]).slice(0, 100), 'What everyone is buying.', 'best-selling', 'best_selling');
-  addCollection('Sale', byPopularity(visible.filter((i) => metas[i].compareAt !== null)), 'Reduced prices, while stocks last.', 'price-asc', 'price_asc');
-  addCollection('Summer Edit', byPopularity(visible.filter((i) => metas[i].type.season === 'summer')).slice(0, 300), 'Light layers for warm days.', 'manual', null);
-  addCollection('Gifts Under 50', byPopularity(visible.filter((i) => metas[i].price < 50)).slice(0, 200), 'Thoughtful gifts under $50.', 'manual', 'price_asc');
+  addCollection(
+    'New Arrivals',
+    [...visible].sort((a, b) => metas[b].createdMs - metas[a].createdMs).slice(0, 120),
+    'The newest additions.',
+    'created-desc',
+    'newest',
+  );
+  addCollection(
+    'Best Sellers',
+    byPopularity([...visible]).slice(0, 100),
+    'What everyone is buying.',
+    'best-selling',
+    'best_selling',
+  );
+  addCollection(
+    'Sale',
+    byPopularity(visible.filter((i) => metas[i].compareAt !== null)),
+    'Reduced prices, while stocks last.',
+    'price-asc',
+    'price_asc',
+  );
+  addCollection(
+    'Summer Edit',
+    byPopularity(visible.filter((i) => metas[i].type.season === 'summer')).slice(0, 300),
+    'Light layers for warm days.',
+    'manual',
+    null,
+  );
+  addCollection(
+    'Gifts Under 50',
+    byPopularity(visible.filter((i) => metas[i].price < 50)).slice(0, 200),
+    'Thoughtful gifts under $50.',
+    'manual',
+    'price_asc',
+  );
 
   // --- content -----------------------------------------------------------------------------------
   const contentRng = root.fork('content');
@@ -425,7 +515,11 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
     for (const mat of t.materials.slice(0, 2)) {
       articleTopics.push([`How to care for your ${mat.toLowerCase()} ${t.plural.toLowerCase()}`, t.slug, mat]);
     }
-    articleTopics.push([`Five ways to style ${t.plural.toLowerCase()} this ${t.season === 'winter' ? 'winter' : 'summer'}`, t.slug, t.materials[0]]);
+    articleTopics.push([
+      `Five ways to style ${t.plural.toLowerCase()} this ${t.season === 'winter' ? 'winter' : 'summer'}`,
+      t.slug,
+      t.materials[0],
+    ]);
   }
   const authors = ['Maya Lindqvist', 'Tomás Ferreira', 'Priya Nair', 'Jonas Weber', 'Aiko Tanaka'];
   contentRng.shuffle(articleTopics);
@@ -454,7 +548,10 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
   });
   const pageDefs: [string, string][] = [
     ['About Us', 'We make considered everyday goods with partners we know by name.'],
-    ['Shipping and Returns', 'Free shipping over $75 in the US and €70 in the EU. Returns within 30 days, free of charge.'],
+    [
+      'Shipping and Returns',
+      'Free shipping over $75 in the US and €70 in the EU. Returns within 30 days, free of charge.',
+    ],
     ['Size Guide', 'Our sizes run true to fit. Measure chest, waist and hips and compare with the table below.'],
     ['Gift Cards', 'Gift cards are delivered by email and never expire.'],
     ['Sustainability', 'Organic and recycled materials, repair programmes and carbon-neutral shipping.'],
@@ -487,28 +584,37 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
       price_list_id: DEMO_EU_PRICE_LIST,
     },
   ];
-  const b2bIndexes = visible.filter((i) => metas[i].type.category === 'Home' || metas[i].type.category === 'Accessories');
+  const b2bIndexes = visible.filter(
+    (i) => metas[i].type.category === 'Home' || metas[i].type.category === 'Accessories',
+  );
   const b2bCollections = collections.filter((c) => ['Home', 'Accessories'].includes(String(c.title))).map((c) => c.id);
   const b2bSet = new Set(b2bIndexes);
   const pricesOf = (p: ShopifyProductInput & { id: string }): PriceInput[] => {
     const out: PriceInput[] = [];
     const i = productIndexOf(p.id);
     for (const v of p.variants ?? []) {
-        const variantId = String(v.id);
-        const usd = Number(v.price);
-        // EUR: converted, rounded to .95 / .00 the way European storefronts price
-        const eur = Math.max(1, Math.round(usd * 0.93)) - (usd > 20 ? 0.05 : 0);
+      const variantId = String(v.id);
+      const usd = Number(v.price);
+      // EUR: converted, rounded to .95 / .00 the way European storefronts price
+      const eur = Math.max(1, Math.round(usd * 0.93)) - (usd > 20 ? 0.05 : 0);
+      out.push({
+        price_list_id: DEMO_EU_PRICE_LIST,
+        variant_id: variantId,
+        product_id: p.id,
+        currency: 'EUR',
+        price: money(eur),
+        compare_at_price: v.compare_at_price ? money(Math.round(Number(v.compare_at_price) * 0.93) - 0.05) : null,
+      });
+      if (b2bSet.has(i)) {
         out.push({
-          price_list_id: DEMO_EU_PRICE_LIST,
+          price_list_id: DEMO_WHOLESALE_PRICE_LIST,
           variant_id: variantId,
           product_id: p.id,
-          currency: 'EUR',
-          price: money(eur),
-          compare_at_price: v.compare_at_price ? money(Math.round(Number(v.compare_at_price) * 0.93) - 0.05) : null,
+          currency: 'USD',
+          price: money(usd * 0.6),
+          compare_at_price: null,
         });
-        if (b2bSet.has(i)) {
-          out.push({ price_list_id: DEMO_WHOLESALE_PRICE_LIST, variant_id: variantId, product_id: p.id, currency: 'USD', price: money(usd * 0.6), compare_at_price: null });
-        }
+      }
     }
     return out;
   };
@@ -524,22 +630,66 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
       collection_ids: b2bCollections,
       updated_at: new Date(o.anchorMs).toISOString(),
     },
-    companyLocation: { gid: DEMO_COMPANY_LOCATION_GID, company_id: DEMO_COMPANY_ID, catalog_id: DEMO_B2B_CATALOG_ID, price_list_id: DEMO_WHOLESALE_PRICE_LIST },
+    companyLocation: {
+      gid: DEMO_COMPANY_LOCATION_GID,
+      company_id: DEMO_COMPANY_ID,
+      catalog_id: DEMO_B2B_CATALOG_ID,
+      price_list_id: DEMO_WHOLESALE_PRICE_LIST,
+    },
     customer: { customer_id: DEMO_B2B_CUSTOMER_ID, company_ids: [DEMO_COMPANY_ID] },
   };
 
   // --- configuration -----------------------------------------------------------------------------
   const config: DemoStore['config'] = {
     sort_order: [
-      { code: 'best_selling', nickname: 'Best selling', scope: 'both', expressions: [{ attribute: 'revenue_7d', direction: 'desc' }] },
-      { code: 'newest', nickname: 'Newest', scope: 'both', expressions: [{ attribute: 'published_at', direction: 'desc' }] },
-      { code: 'price_asc', nickname: 'Price: low to high', scope: 'both', expressions: [{ attribute: 'price', direction: 'asc' }] },
-      { code: 'price_desc', nickname: 'Price: high to low', scope: 'both', expressions: [{ attribute: 'price', direction: 'desc' }] },
+      {
+        code: 'best_selling',
+        nickname: 'Best selling',
+        scope: 'both',
+        expressions: [{ attribute: 'revenue_7d', direction: 'desc' }],
+      },
+      {
+        code: 'newest',
+        nickname: 'Newest',
+        scope: 'both',
+        expressions: [{ attribute: 'published_at', direction: 'desc' }],
+      },
+      {
+        code: 'price_asc',
+        nickname: 'Price: low to high',
+        scope: 'both',
+        expressions: [{ attribute: 'price', direction: 'asc' }],
+      },
+      {
+        code: 'price_desc',
+        nickname: 'Price: high to low',
+        scope: 'both',
+        expressions: [{ attribute: 'price', direction: 'desc' }],
+      },
     ],
     block: [
-      { id: DEMO_BLOCKS.bestSellers, title: 'Best sellers', anchor_type: 'none', strategy_key: 'best_sellers', priority: 10 },
-      { id: DEMO_BLOCKS.trendingNow, title: 'Trending now', anchor_type: 'home', strategy_key: 'trending_now', fallback: [{ block_id: DEMO_BLOCKS.bestSellers, mode: 'fill' }], priority: 20 },
-      { id: DEMO_BLOCKS.newArrivals, title: 'New arrivals', anchor_type: 'none', strategy_key: 'new_arrivals', priority: 30 },
+      {
+        id: DEMO_BLOCKS.bestSellers,
+        title: 'Best sellers',
+        anchor_type: 'none',
+        strategy_key: 'best_sellers',
+        priority: 10,
+      },
+      {
+        id: DEMO_BLOCKS.trendingNow,
+        title: 'Trending now',
+        anchor_type: 'home',
+        strategy_key: 'trending_now',
+        fallback: [{ block_id: DEMO_BLOCKS.bestSellers, mode: 'fill' }],
+        priority: 20,
+      },
+      {
+        id: DEMO_BLOCKS.newArrivals,
+        title: 'New arrivals',
+        anchor_type: 'none',
+        strategy_key: 'new_arrivals',
+        priority: 30,
+      },
       {
         id: DEMO_BLOCKS.alsoViewed,
         title: 'Customers also viewed',
@@ -633,10 +783,20 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
     }
     for (const mat of t.materials) {
       const members = byMaterial.get(mat) ?? [];
-      queryCandidates.push({ query: `${mat} ${planRng.chance(0.3) ? t.plural : t.name}`.toLowerCase(), type: t, attribute: mat, members });
+      queryCandidates.push({
+        query: `${mat} ${planRng.chance(0.3) ? t.plural : t.name}`.toLowerCase(),
+        type: t,
+        attribute: mat,
+        members,
+      });
     }
     for (const col of COLORS) {
-      queryCandidates.push({ query: `${col.name} ${t.name}`.toLowerCase(), type: t, attribute: col.name, members: byColor.get(col) ?? [] });
+      queryCandidates.push({
+        query: `${col.name} ${t.name}`.toLowerCase(),
+        type: t,
+        attribute: col.name,
+        members: byColor.get(col) ?? [],
+      });
     }
   }
   const maxRelevant = Math.max(60, Math.round(n / 150));
@@ -667,7 +827,8 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
       const pool = plantableByType.get(PRODUCT_TYPES.find((t) => t.slug === typeSlug) as ProductTypeSpec) ?? [];
       members.push(...take(pool.length ? pool : plantable, 1));
     }
-    if (members.length >= 2) bundles.push({ id: bundles.length, productIds: members.map(productIdOf), orders: ordersPerBundle });
+    if (members.length >= 2)
+      bundles.push({ id: bundles.length, productIds: members.map(productIdOf), orders: ordersPerBundle });
   }
 
   // trending burst: many distinct sessions, all in the last `burstWindow` minutes, none before
@@ -679,7 +840,12 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
     seed: o.seed,
     coViewClusters: clusters,
     queries,
-    trending: { query: burstQuery, sessions: burstSessions, windowMinutes: burstWindow, relevant: burstMembers.map(productIdOf) },
+    trending: {
+      query: burstQuery,
+      sessions: burstSessions,
+      windowMinutes: burstWindow,
+      relevant: burstMembers.map(productIdOf),
+    },
     bundles,
   };
 
@@ -728,7 +894,8 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
       s.steps.push({ ...x, t, eventId: rng.uuid() } as unknown as SimStep);
     };
     const firstVariant = (pi: number) => variantIdOf(pi, 0);
-    const view = (pi: number) => step({ type: 'product_view', productId: productIdOf(pi), variantId: firstVariant(pi) });
+    const view = (pi: number) =>
+      step({ type: 'product_view', productId: productIdOf(pi), variantId: firstVariant(pi) });
     const noiseView = () => view(byPop[rng.zipf(byPop.length, 1.05)]);
     const searchFor = (query: string) => {
       if (rng.chance(0.4)) {
@@ -753,7 +920,8 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
         searchFor(q.query);
         const clicks = rng.weighted([1, 2, 3], [5, 3, 2]);
         const picks = new Set<string>();
-        for (let k = 0; k < clicks; k++) picks.add(q.engaged[Math.min(q.engaged.length - 1, rng.zipf(q.engaged.length, 1.2))]);
+        for (let k = 0; k < clicks; k++)
+          picks.add(q.engaged[Math.min(q.engaged.length - 1, rng.zipf(q.engaged.length, 1.2))]);
         let addedToCart = false;
         for (const id of picks) {
           step({ type: 'product_click', productId: id, position: rng.int(1, 8), query: q.query });
@@ -761,7 +929,13 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
           if (!addedToCart && rng.chance(0.2)) {
             addedToCart = true;
             const m = metas[productIndexOf(id)];
-            step({ type: 'add_to_cart', productId: id, variantId: firstVariant(m.index), price: money(m.price), quantity: 1 });
+            step({
+              type: 'add_to_cart',
+              productId: id,
+              variantId: firstVariant(m.index),
+              price: money(m.price),
+              quantity: 1,
+            });
           }
         }
         break;
@@ -831,7 +1005,11 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
 }
 
 /** The order a purchase step places, Shopify-shaped (bulk import `order` line), timed at `replayStartMs + step.t`. */
-export function orderInput(s: SimSession, step: Extract<SimStep, { type: 'purchase' }>, replayStartMs: number): ShopifyOrderInput {
+export function orderInput(
+  s: SimSession,
+  step: Extract<SimStep, { type: 'purchase' }>,
+  replayStartMs: number,
+): ShopifyOrderInput {
   const at = new Date(replayStartMs + step.t).toISOString();
   return {
     id: step.orderId,
@@ -844,7 +1022,12 @@ export function orderInput(s: SimSession, step: Extract<SimStep, { type: 'purcha
     currency: 'USD',
     total_price: step.total,
     test: false,
-    line_items: step.lines.map((l) => ({ product_id: l.productId, variant_id: l.variantId, quantity: l.quantity, price: l.price })),
+    line_items: step.lines.map((l) => ({
+      product_id: l.productId,
+      variant_id: l.variantId,
+      quantity: l.quantity,
+      price: l.price,
+    })),
   };
 }
 

@@ -13,7 +13,13 @@ if (!state) {
   process.stderr.write(`no demo store in ${dataDir} (start the stack once with DEMO_STORE=true)\n`);
   process.exit(1);
 }
-const store = generateDemoStore({ seed: state.seed, products: state.products, sessions: state.sessions, anchorMs: state.anchorMs, imageBaseUrl: state.imageBaseUrl });
+const store = generateDemoStore({
+  seed: state.seed,
+  products: state.products,
+  sessions: state.sessions,
+  anchorMs: state.anchorMs,
+  imageBaseUrl: state.imageBaseUrl,
+});
 process.stdout.write(
   `${JSON.stringify(
     {

@@ -63,7 +63,8 @@ export async function readDemoState(dataDir: string): Promise<DemoState | undefi
     throw err;
   }
   const parsed = DemoStateSchema.safeParse(JSON.parse(text));
-  if (!parsed.success) throw new Error(`${demoStatePath(dataDir)} is not a demo state file: ${parsed.error.issues[0]?.message}`);
+  if (!parsed.success)
+    throw new Error(`${demoStatePath(dataDir)} is not a demo state file: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
 }
 
@@ -98,7 +99,11 @@ export async function applyDemoConfig(writer: ConfigWriter, storeId: string, sto
     await writer.putConfig(storeId, 'market', m);
     n++;
   }
-  await writer.updateStore(storeId, { primary_market: 'us', market_mode: 'pricing_only', autocomplete_mode: 'per_region' });
+  await writer.updateStore(storeId, {
+    primary_market: 'us',
+    market_mode: 'pricing_only',
+    autocomplete_mode: 'per_region',
+  });
   for (const kind of ['sort_order', 'block', 'redirect_term', 'synonym'] as const) {
     // blocks are listed with the fallback targets first, so references always resolve
     for (const item of store.config[kind]) {
@@ -265,7 +270,17 @@ async function call(url: string, init: RequestInit, signal?: AbortSignal): Promi
 }
 
 export async function replaySessions(o: ReplayOptions): Promise<ReplayStats> {
-  const stats: ReplayStats = { sessions: 0, events: 0, duplicates: 0, rejected: 0, searches: 0, autocompletes: 0, orders: 0, unavailable: 0, readErrors: 0 };
+  const stats: ReplayStats = {
+    sessions: 0,
+    events: 0,
+    duplicates: 0,
+    rejected: 0,
+    searches: 0,
+    autocompletes: 0,
+    orders: 0,
+    unavailable: 0,
+    readErrors: 0,
+  };
   const api = `${o.baseUrl}/api/storefront/v1`;
   const unavailable = new Set<string>();
   const reported = new Set<string>();
@@ -286,7 +301,10 @@ export async function replaySessions(o: ReplayOptions): Promise<ReplayStats> {
       if (!unavailable.has(kind)) {
         unavailable.add(kind);
         stats.unavailable++;
-        o.logger.info({ kind, status: res.status }, 'demo replay: read-API endpoint not available; replaying events only');
+        o.logger.info(
+          { kind, status: res.status },
+          'demo replay: read-API endpoint not available; replaying events only',
+        );
       }
       return null;
     }
@@ -296,7 +314,10 @@ export async function replaySessions(o: ReplayOptions): Promise<ReplayStats> {
       const key = `${kind}:${res.status}`;
       if (!reported.has(key)) {
         reported.add(key);
-        o.logger.warn({ kind, status: res.status, body: text.slice(0, 300) }, 'demo replay: unexpected read-API answer; continuing');
+        o.logger.warn(
+          { kind, status: res.status, body: text.slice(0, 300) },
+          'demo replay: unexpected read-API answer; continuing',
+        );
       }
       stats.readErrors++;
       return null;
@@ -313,7 +334,11 @@ export async function replaySessions(o: ReplayOptions): Promise<ReplayStats> {
     const events: unknown[] = [];
     const orders: ImportLine[] = [];
     let attribution: string | null = null;
-    const identity = { sessionId: s.sessionId, deviceId: s.deviceId, ...(s.customerId ? { customerId: s.customerId } : {}) };
+    const identity = {
+      sessionId: s.sessionId,
+      deviceId: s.deviceId,
+      ...(s.customerId ? { customerId: s.customerId } : {}),
+    };
     for (const step of s.steps) {
       if (step.type === 'autocomplete') {
         stats.autocompletes++;
@@ -323,7 +348,11 @@ export async function replaySessions(o: ReplayOptions): Promise<ReplayStats> {
         const r = await readApi('search', `${api}/search/${encodeURIComponent(step.query)}/execute`, {
           method: 'POST',
           headers: { ...headers, 'content-type': 'application/json' },
-          body: JSON.stringify({ identity, context: { market: marketIds.get(s.market) }, pagination: { page: 1, limit: 24 } }),
+          body: JSON.stringify({
+            identity,
+            context: { market: marketIds.get(s.market) },
+            pagination: { page: 1, limit: 24 },
+          }),
         });
         attribution = r ? String(r.attributionToken ?? r.__requestId ?? '') || null : null;
       } else if (step.type === 'collection_view' || step.type === 'content_view') {
@@ -342,15 +371,29 @@ export async function replaySessions(o: ReplayOptions): Promise<ReplayStats> {
     for (let i = 0; i < events.length; i += 100) {
       const res = await call(
         `${o.baseUrl}/beacon`,
-        { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ events: events.slice(i, i + 100) }) },
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ events: events.slice(i, i + 100) }),
+        },
         o.signal,
       );
-      const body = (await res.json().catch(() => ({}))) as { accepted?: number; duplicates?: number; rejected?: number; rejections?: unknown[] };
-      if (res.status !== 201 && res.status !== 200 && res.status !== 202) throw new HttpError(res.status, `beacon answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+      const body = (await res.json().catch(() => ({}))) as {
+        accepted?: number;
+        duplicates?: number;
+        rejected?: number;
+        rejections?: unknown[];
+      };
+      if (res.status !== 201 && res.status !== 200 && res.status !== 202)
+        throw new HttpError(res.status, `beacon answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
       stats.events += body.accepted ?? 0;
       stats.duplicates += body.duplicates ?? 0;
       stats.rejected += body.rejected ?? 0;
-      if (body.rejected) o.logger.warn({ session: s.index, rejections: body.rejections }, 'demo replay: beacon rejected generated events');
+      if (body.rejected)
+        o.logger.warn(
+          { session: s.index, rejections: body.rejections },
+          'demo replay: beacon rejected generated events',
+        );
     }
     stats.sessions++;
   };

@@ -27,7 +27,11 @@ export function ndcgAtK(ranked: readonly string[], gains: ReadonlyMap<string, nu
 export const mean = (xs: readonly number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 
 /** The other members of a product's planted co-view cluster should be its nearest co-viewed products. */
-export async function coViewQuality(gt: GroundTruth, related: (productId: string) => Promise<string[]>, k = 4): Promise<{ recall: number; products: number }> {
+export async function coViewQuality(
+  gt: GroundTruth,
+  related: (productId: string) => Promise<string[]>,
+  k = 4,
+): Promise<{ recall: number; products: number }> {
   const scores: number[] = [];
   for (const c of gt.coViewClusters) {
     for (const id of c.productIds) {
@@ -39,7 +43,11 @@ export async function coViewQuality(gt: GroundTruth, related: (productId: string
 }
 
 /** The other products of a planted bundle should be what is bought together with each of them. */
-export async function bundleQuality(gt: GroundTruth, boughtWith: (productId: string) => Promise<string[]>, k = 4): Promise<{ recall: number; products: number }> {
+export async function bundleQuality(
+  gt: GroundTruth,
+  boughtWith: (productId: string) => Promise<string[]>,
+  k = 4,
+): Promise<{ recall: number; products: number }> {
   const scores: number[] = [];
   for (const b of gt.bundles) {
     for (const id of b.productIds) {

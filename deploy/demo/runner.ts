@@ -32,8 +32,17 @@ export async function runDemoLoad(o: DemoRunOptions): Promise<void> {
     await prerender(o);
     return;
   }
-  const store = generateDemoStore({ seed: st.seed, products: st.products, sessions: st.sessions, anchorMs: st.anchorMs, imageBaseUrl: st.imageBaseUrl });
-  log.info({ products: store.productCount, sessions: store.sessionCount, ms: Date.now() - started }, 'demo: generated the store');
+  const store = generateDemoStore({
+    seed: st.seed,
+    products: st.products,
+    sessions: st.sessions,
+    anchorMs: st.anchorMs,
+    imageBaseUrl: st.imageBaseUrl,
+  });
+  log.info(
+    { products: store.productCount, sessions: store.sessionCount, ms: Date.now() - started },
+    'demo: generated the store',
+  );
 
   if (!st.progress.config) {
     const writer = openConfigWriter({ ...writerOptionsFromConfig(config, log), clientId: 'demo-loader' });
@@ -56,7 +65,8 @@ export async function runDemoLoad(o: DemoRunOptions): Promise<void> {
     if (!st.progress.catalog) {
       const t0 = Date.now();
       let lastLog = 0;
-      if (st.progress.catalogLines > 0) log.info({ lines: st.progress.catalogLines }, 'demo: resuming the catalog load');
+      if (st.progress.catalogLines > 0)
+        log.info({ lines: st.progress.catalogLines }, 'demo: resuming the catalog load');
       const total = await loadCatalog(sink, st.storeId, store, {
         signal,
         batch: 500,
@@ -67,7 +77,16 @@ export async function runDemoLoad(o: DemoRunOptions): Promise<void> {
           lastLog = Date.now();
           st.progress.catalogLines = committed;
           await save();
-          log.info({ lines: committed, products: sink.counts.products, of: store.productCount, prices: sink.counts.pricing, inventory: sink.counts.inventory }, 'demo: loading the catalog…');
+          log.info(
+            {
+              lines: committed,
+              products: sink.counts.products,
+              of: store.productCount,
+              prices: sink.counts.pricing,
+              inventory: sink.counts.inventory,
+            },
+            'demo: loading the catalog…',
+          );
         },
       });
       st.progress.catalogLines = total;

@@ -27,7 +27,13 @@ parentPort?.on('message', (m: { type?: string }) => {
 const MAX_ATTEMPTS = 6;
 for (let attempt = 1; ; attempt++) {
   try {
-    await runDemoLoad({ config: data.config, state: data.state, listenUrl: data.listenUrl, logger: log, signal: abort.signal });
+    await runDemoLoad({
+      config: data.config,
+      state: data.state,
+      listenUrl: data.listenUrl,
+      logger: log,
+      signal: abort.signal,
+    });
     parentPort?.postMessage({ type: 'done' } satisfies DemoWorkerMessage);
     break;
   } catch (err) {
@@ -37,12 +43,18 @@ for (let attempt = 1; ; attempt++) {
     }
     const e = err as Error;
     if (attempt >= MAX_ATTEMPTS) {
-      log.error({ err: e.message, stack: e.stack, attempt }, 'demo: loading the demo store failed; the next start resumes where it stopped');
+      log.error(
+        { err: e.message, stack: e.stack, attempt },
+        'demo: loading the demo store failed; the next start resumes where it stopped',
+      );
       parentPort?.postMessage({ type: 'failed', error: e.message } satisfies DemoWorkerMessage);
       break;
     }
     const pauseMs = 2_000 * 2 ** (attempt - 1);
-    log.warn({ err: e.message, attempt, retryInMs: pauseMs, progress: data.state.progress }, 'demo: a loading step failed; retrying from the saved progress');
+    log.warn(
+      { err: e.message, attempt, retryInMs: pauseMs, progress: data.state.progress },
+      'demo: a loading step failed; retrying from the saved progress',
+    );
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, pauseMs);
       abort.signal.addEventListener('abort', () => {

@@ -55,7 +55,10 @@ export function ensureRedisServer(): string {
     );
   }
   process.stderr.write('redis-server is missing; installing it with apt-get…\n');
-  execFileSync('apt-get', ['install', '-y', '-q', 'redis-server'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  execFileSync('apt-get', ['install', '-y', '-q', 'redis-server'], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
   const installed = which('redis-server');
   if (!installed) throw new StackError('apt-get finished but redis-server is still not on PATH');
   return installed;
@@ -85,7 +88,10 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
     const child = spawn(cmd, args, {
       cwd: ROOT,
       env,
-      stdio: output === 'inherit' ? ['ignore', 'inherit', 'inherit', ...(ipc ? ['ipc' as const] : [])] : ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc' as const] : [])],
+      stdio:
+        output === 'inherit'
+          ? ['ignore', 'inherit', 'inherit', ...(ipc ? ['ipc' as const] : [])]
+          : ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc' as const] : [])],
     });
     if (typeof output === 'function') {
       for (const stream of [child.stdout, child.stderr]) {
@@ -122,19 +128,34 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
       const redisBin = ensureRedisServer();
       const dir = path.join(config.dataDir, 'redis');
       mkdirSync(dir, { recursive: true });
-      launch('redis', redisBin, [
-        '--port', String(config.REDIS_PORT),
-        '--bind', config.HOST,
-        '--dir', dir,
-        '--appendonly', 'yes',
-        '--appendfsync', 'everysec',
-        '--save', '',
-        // the beacon's dedup marks expire a whole time bucket (a set) at once: free it off the main thread
-        '--lazyfree-lazy-expire', 'yes',
-        '--protected-mode', 'no',
-        '--daemonize', 'no',
-        '--loglevel', 'warning',
-      ], process.env);
+      launch(
+        'redis',
+        redisBin,
+        [
+          '--port',
+          String(config.REDIS_PORT),
+          '--bind',
+          config.HOST,
+          '--dir',
+          dir,
+          '--appendonly',
+          'yes',
+          '--appendfsync',
+          'everysec',
+          '--save',
+          '',
+          // the beacon's dedup marks expire a whole time bucket (a set) at once: free it off the main thread
+          '--lazyfree-lazy-expire',
+          'yes',
+          '--protected-mode',
+          'no',
+          '--daemonize',
+          'no',
+          '--loglevel',
+          'warning',
+        ],
+        process.env,
+      );
       await waitFor('redis', () => redisPing(config.HOST, config.REDIS_PORT), timeout, exited);
     }
     if (config.embedded.kafka) {
@@ -148,7 +169,13 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
       });
       await waitFor('broker', () => tcpOpen(config.HOST, config.KAFKA_PORT), timeout, exited);
     }
-    const app = launch('app', process.execPath, [path.join(ROOT, 'services/app/main.ts')], childEnv(config, opts.appEnv), true);
+    const app = launch(
+      'app',
+      process.execPath,
+      [path.join(ROOT, 'services/app/main.ts')],
+      childEnv(config, opts.appEnv),
+      true,
+    );
     const urls = await new Promise<Record<string, string>>((resolve, reject) => {
       const timer = setTimeout(() => reject(new StackError(`app did not become ready within ${timeout} ms`)), timeout);
       app.on('message', (m: { type?: string; urls?: Record<string, string> }) => {
@@ -229,11 +256,15 @@ function redisPing(host: string, port: number): Promise<boolean> {
 /** Ask the OS for free TCP ports (for tests and parallel stacks). */
 export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<net.Server>((resolve, reject) => {
-      const srv = net.createServer();
-      srv.once('error', reject);
-      srv.listen(0, host, () => resolve(srv));
-    })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const srv = net.createServer();
+          srv.once('error', reject);
+          srv.listen(0, host, () => resolve(srv));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));

@@ -20,7 +20,9 @@ const lines = [
   `  HTTP API (storefront, beacon, site)  ${u.http}`,
   u.storefront ? `  Storefront API                       ${u.storefront}` : undefined,
   u.schemaRegistry ? `  Schema registry                      ${u.schemaRegistry}` : undefined,
-  u.clickhouse ? `  ClickHouse SQL (read-only)           ${u.clickhouse}   e.g. curl '${u.clickhouse}/?query=SELECT%201'` : undefined,
+  u.clickhouse
+    ? `  ClickHouse SQL (read-only)           ${u.clickhouse}   e.g. curl '${u.clickhouse}/?query=SELECT%201'`
+    : undefined,
   u.kafka ? `  Kafka (embedded broker)              ${u.kafka}` : undefined,
   u.redis ? `  Redis                                ${u.redis}` : undefined,
   `  Readiness                            ${u.readyz}`,
@@ -44,4 +46,6 @@ const shutdown = async (why: string, code: number) => {
 };
 process.on('SIGINT', () => void shutdown('SIGINT', 0));
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
-stack.exited.then(({ component, code, signal }) => shutdown(`${component} exited unexpectedly (code ${code}, signal ${signal})`, 1));
+stack.exited.then(({ component, code, signal }) =>
+  shutdown(`${component} exited unexpectedly (code ${code}, signal ${signal})`, 1),
+);

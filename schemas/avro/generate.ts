@@ -46,7 +46,8 @@ export function avroFromZod(schema: z.ZodType, opts: AvroRecordOptions): Schema 
     }
     if (s.anyOf) {
       const rest = s.anyOf.filter((b) => b.type !== 'null');
-      if (rest.length === 1 && s.anyOf.length === 2) return { ...rest[0], description: s.description ?? rest[0].description };
+      if (rest.length === 1 && s.anyOf.length === 2)
+        return { ...rest[0], description: s.description ?? rest[0].description };
     }
     return undefined;
   };
@@ -73,7 +74,9 @@ export function avroFromZod(schema: z.ZodType, opts: AvroRecordOptions): Schema 
         if (min >= INT32_MIN && max <= INT32_MAX) return 'int';
         // avsc encodes JS numbers as long only strictly inside ±(2^53 - 1): zod must not allow the bounds
         if (min <= -Number.MAX_SAFE_INTEGER || max >= Number.MAX_SAFE_INTEGER) {
-          throw new Error(`avroFromZod: integer ${nameHint} must be bounded inside ±(2^53 - 1) to be encodable as an Avro long`);
+          throw new Error(
+            `avroFromZod: integer ${nameHint} must be bounded inside ±(2^53 - 1) to be encodable as an Avro long`,
+          );
         }
         return 'long';
       }
@@ -96,12 +99,16 @@ export function avroFromZod(schema: z.ZodType, opts: AvroRecordOptions): Schema 
     const fields = Object.entries(s.properties ?? {}).map(([field, fs]) => {
       const type = conv(fs, pascal(field));
       const inner = nullableInner(fs) ?? fs;
-      const docParts = [fs.description ?? inner.description, inner.enum ? `one of: ${inner.enum.join(', ')}` : undefined].filter(Boolean);
+      const docParts = [
+        fs.description ?? inner.description,
+        inner.enum ? `one of: ${inner.enum.join(', ')}` : undefined,
+      ].filter(Boolean);
       const out: Record<string, unknown> = { name: field, type };
       if (docParts.length) out.doc = docParts.join('; ');
       if (fs.default !== undefined) out.default = fs.default;
       else if (Array.isArray(type) && type[0] === 'null') out.default = null;
-      else if (typeof type === 'object' && type !== null && (type as { type?: string }).type === 'array') out.default = [];
+      else if (typeof type === 'object' && type !== null && (type as { type?: string }).type === 'array')
+        out.default = [];
       return out;
     });
     return { type: 'record', name, ...(doc ? { doc } : {}), fields };

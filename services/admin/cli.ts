@@ -160,7 +160,13 @@ function addItemCommands(program: Command, spec: KindSpec): Command {
     }
     if (spec.newId && spec.idField && item[spec.idField] === undefined) item = { ...spec.newId(), ...item };
     const r = await w.putConfig(store, spec.kind, item);
-    out(cmd, `${spec.noun} ${r.itemId} written to store ${store} (offset ${r.offset})`, { store_id: store, kind: spec.kind, item_id: r.itemId, offset: r.offset, item: r.value });
+    out(cmd, `${spec.noun} ${r.itemId} written to store ${store} (offset ${r.offset})`, {
+      store_id: store,
+      kind: spec.kind,
+      item_id: r.itemId,
+      offset: r.offset,
+      item: r.value,
+    });
   });
 
   group
@@ -194,7 +200,13 @@ function addItemCommands(program: Command, spec: KindSpec): Command {
     .action(async (store: string, id: string, _o: unknown, cmd: Command) => {
       const itemId = spec.normalizeId ? spec.normalizeId(id) : id;
       const r = await (await writer()).deleteConfig(store, spec.kind, itemId);
-      out(cmd, `${spec.noun} ${itemId} deleted from store ${store} (offset ${r.offset})`, { store_id: store, kind: spec.kind, item_id: itemId, deleted: true, offset: r.offset });
+      out(cmd, `${spec.noun} ${itemId} deleted from store ${store} (offset ${r.offset})`, {
+        store_id: store,
+        kind: spec.kind,
+        item_id: itemId,
+        deleted: true,
+        offset: r.offset,
+      });
     });
   return group;
 }
@@ -217,7 +229,8 @@ function mergeDeep(base: Record<string, unknown>, patch: Record<string, unknown>
 }
 
 const PRODUCT_ID = (v: string) => {
-  if (!/^(\d{1,20}|gid:\/\/[a-z0-9_-]+\/Product\/\d{1,20})$/.test(v)) throw new InvalidArgumentError('expected a product id or gid');
+  if (!/^(\d{1,20}|gid:\/\/[a-z0-9_-]+\/Product\/\d{1,20})$/.test(v))
+    throw new InvalidArgumentError('expected a product id or gid');
   return v;
 };
 
@@ -241,9 +254,22 @@ const KINDS: KindSpec[] = [
         .option('--countries <list>', 'comma-separated ISO country codes', list)
         .option('--currency <code>', 'ISO 4217 currency')
         .option('--price-list <id>', 'price list reference'),
-    fromFlags: (o) => ({ code: o.code, name: o.name, market_id: o.marketId, gid: o.gid, countries: o.countries, currency: o.currency, price_list_id: o.priceList }),
-    summary: (m: ConfigPayload<'market'>) => `${m.code}\t${m.currency}\t${m.countries.join(',')}\t${m.gid ?? ''}\t${m.name ?? ''}`,
-    examples: ['markets put <store> --code us --countries US --currency USD --market-id 1001', 'markets list <store>', 'markets delete <store> us'],
+    fromFlags: (o) => ({
+      code: o.code,
+      name: o.name,
+      market_id: o.marketId,
+      gid: o.gid,
+      countries: o.countries,
+      currency: o.currency,
+      price_list_id: o.priceList,
+    }),
+    summary: (m: ConfigPayload<'market'>) =>
+      `${m.code}\t${m.currency}\t${m.countries.join(',')}\t${m.gid ?? ''}\t${m.name ?? ''}`,
+    examples: [
+      'markets put <store> --code us --countries US --currency USD --market-id 1001',
+      'markets list <store>',
+      'markets delete <store> us',
+    ],
   },
   {
     command: 'sort-orders',
@@ -263,12 +289,22 @@ const KINDS: KindSpec[] = [
           (v: string, prev: unknown[] | undefined) => {
             const m = /^([A-Za-z_][A-Za-z0-9_.:-]*?):(asc|desc)(?::(\d+(?:\.\d+)?))?$/.exec(v);
             if (!m) throw new InvalidArgumentError('expected attribute:asc|desc[:weight]');
-            return [...(prev ?? []), defined({ attribute: m[1], direction: m[2], weight: m[3] === undefined ? undefined : Number(m[3]) })];
+            return [
+              ...(prev ?? []),
+              defined({ attribute: m[1], direction: m[2], weight: m[3] === undefined ? undefined : Number(m[3]) }),
+            ];
           },
         )
         .option('--soft-demotion-threshold <x>', '0-1 (search only)', num(0, 1)),
-    fromFlags: (o) => ({ code: o.code, nickname: o.nickname, scope: o.scope, expressions: o.expr, soft_demotion_threshold: o.softDemotionThreshold }),
-    summary: (s: ConfigPayload<'sort_order'>) => `${s.code}\t${s.nickname}\t${s.scope}\t${s.expressions.map((e) => `${e.attribute}:${e.direction}`).join(' ')}`,
+    fromFlags: (o) => ({
+      code: o.code,
+      nickname: o.nickname,
+      scope: o.scope,
+      expressions: o.expr,
+      soft_demotion_threshold: o.softDemotionThreshold,
+    }),
+    summary: (s: ConfigPayload<'sort_order'>) =>
+      `${s.code}\t${s.nickname}\t${s.scope}\t${s.expressions.map((e) => `${e.attribute}:${e.direction}`).join(' ')}`,
     examples: [
       'sort-orders put <store> --code newest --nickname Newest --expr published_at:desc',
       'sort-orders put <store> --code price_asc --nickname "Price: low to high" --scope collection --expr price:asc',
@@ -289,22 +325,35 @@ const KINDS: KindSpec[] = [
         .option('--title <title>', 'title')
         .addOption(new Option('--anchor <type>', 'anchor type').choices([...ANCHOR_TYPES]))
         .addOption(new Option('--strategy <key>', 'strategy key').choices(Object.keys(STRATEGY_KEYS)))
-        .addOption(new Option('--strategy-type <type>', 'strategy type (derived from the key when omitted)').choices([...STRATEGY_TYPES]))
+        .addOption(
+          new Option('--strategy-type <type>', 'strategy type (derived from the key when omitted)').choices([
+            ...STRATEGY_TYPES,
+          ]),
+        )
         .option('--product-ids <list>', 'manual_curation: comma-separated product ids', list)
         .option('--metafield <namespace.key>', 'metafield_references: the metafield')
         .option('--min-products <n>', 'safeguard: minimum products (else the fallback runs)', int(0, 100))
         .option('--max-products <n>', 'safeguard: maximum products', int(1, 100))
         .option('--hide-out-of-stock <bool>', 'safeguard: hide out-of-stock products', bool)
         .option('--personalization <x>', 'safeguard: personalization strength 0-1', num(0, 1))
-        .option('--fallback <id[:replace|fill]>', 'fallback block, repeatable, in order', (v: string, prev: unknown[] | undefined) => {
-          const m = /^([0-9A-HJKMNP-TV-Z]{26})(?::(replace|fill))?$/.exec(v);
-          if (!m) throw new InvalidArgumentError('expected <block ULID>[:replace|fill]');
-          return [...(prev ?? []), { block_id: m[1], mode: m[2] ?? 'replace' }];
-        })
+        .option(
+          '--fallback <id[:replace|fill]>',
+          'fallback block, repeatable, in order',
+          (v: string, prev: unknown[] | undefined) => {
+            const m = /^([0-9A-HJKMNP-TV-Z]{26})(?::(replace|fill))?$/.exec(v);
+            if (!m) throw new InvalidArgumentError('expected <block ULID>[:replace|fill]');
+            return [...(prev ?? []), { block_id: m[1], mode: m[2] ?? 'replace' }];
+          },
+        )
         .option('--priority <n>', 'lower first', int(0, 1_000_000))
         .addOption(new Option('--status <status>', 'published blocks are served').choices(['published', 'draft'])),
     fromFlags: (o) => {
-      const safeguards = defined({ min_products: o.minProducts, max_products: o.maxProducts, hide_out_of_stock: o.hideOutOfStock, personalization_strength: o.personalization });
+      const safeguards = defined({
+        min_products: o.minProducts,
+        max_products: o.maxProducts,
+        hide_out_of_stock: o.hideOutOfStock,
+        personalization_strength: o.personalization,
+      });
       const params = defined({ product_ids: o.productIds, metafield: o.metafield });
       return {
         id: o.id,
@@ -355,12 +404,17 @@ const KINDS: KindSpec[] = [
       collection_handle: o.collection,
       sort_order_code: o.sortOrder,
       pins: o.pin,
-      schedule: o.start !== undefined || o.end !== undefined ? defined({ start_at: o.start, end_at: o.end }) : undefined,
+      schedule:
+        o.start !== undefined || o.end !== undefined ? defined({ start_at: o.start, end_at: o.end }) : undefined,
       priority: o.priority,
       status: o.status,
     }),
-    summary: (r: ConfigPayload<'merch_rule'>) => `${r.id}\t${r.status}\t${r.collection_handle}\t${r.sort_order_code ?? '(default)'}\t${r.name}`,
-    examples: ['merch-rules put <store> --name "Shoes" --collection shoes --sort-order best_selling --pin 4242@1', 'merch-rules put <store> --file rule.json'],
+    summary: (r: ConfigPayload<'merch_rule'>) =>
+      `${r.id}\t${r.status}\t${r.collection_handle}\t${r.sort_order_code ?? '(default)'}\t${r.name}`,
+    examples: [
+      'merch-rules put <store> --name "Shoes" --collection shoes --sort-order best_selling --pin 4242@1',
+      'merch-rules put <store> --file rule.json',
+    ],
   },
   {
     command: 'search-rules',
@@ -369,7 +423,8 @@ const KINDS: KindSpec[] = [
     idName: 'rule id (ULID)',
     idField: 'id',
     newId: () => ({ id: ulid() }),
-    description: 'search rules: request transforms targeted by query (replace/expand query, filter, pin, boost, sort, redirect)',
+    description:
+      'search rules: request transforms targeted by query (replace/expand query, filter, pin, boost, sort, redirect)',
     flags: (c) =>
       c
         .option('--id <ulid>', 'rule id (default: a new ULID)')
@@ -419,7 +474,10 @@ const KINDS: KindSpec[] = [
         .addOption(new Option('--match <how>', 'exact or semantic').choices(['exact', 'semantic'])),
     fromFlags: (o) => ({ term: o.term, url: o.url, match: o.match }),
     summary: (r: ConfigPayload<'redirect_term'>) => `${r.term}\t${r.match}\t${r.url}`,
-    examples: ['redirects put <store> --term "gift cards" --url /products/gift-card --match semantic', 'redirects delete <store> "gift cards"'],
+    examples: [
+      'redirects put <store> --term "gift cards" --url /products/gift-card --match semantic',
+      'redirects delete <store> "gift cards"',
+    ],
   },
   {
     command: 'synonyms',
@@ -436,13 +494,21 @@ const KINDS: KindSpec[] = [
         .option('--term <term>', 'one-way: the query term')
         .option('--to <list>', 'one-way: what --term also matches', list),
     fromFlags: (o) => {
-      if (o.terms !== undefined && (o.term !== undefined || o.to !== undefined)) throw new UsageError('--terms (two-way) cannot be combined with --term/--to (one-way)');
+      if (o.terms !== undefined && (o.term !== undefined || o.to !== undefined))
+        throw new UsageError('--terms (two-way) cannot be combined with --term/--to (one-way)');
       if (o.terms !== undefined) return { id: o.id, type: 'two_way', terms: o.terms };
-      if (o.term !== undefined || o.to !== undefined) return { id: o.id, type: 'one_way', term: o.term, synonyms: o.to };
+      if (o.term !== undefined || o.to !== undefined)
+        return { id: o.id, type: 'one_way', term: o.term, synonyms: o.to };
       return { id: o.id };
     },
-    summary: (s: ConfigPayload<'synonym'>) => (s.type === 'two_way' ? `${s.id}\ttwo_way\t${s.terms.join(' = ')}` : `${s.id}\tone_way\t${s.term} → ${s.synonyms.join(', ')}`),
-    examples: ['synonyms put <store> --terms tee,t-shirt', 'synonyms put <store> --id pants --term pants --to trousers,chinos'],
+    summary: (s: ConfigPayload<'synonym'>) =>
+      s.type === 'two_way'
+        ? `${s.id}\ttwo_way\t${s.terms.join(' = ')}`
+        : `${s.id}\tone_way\t${s.term} → ${s.synonyms.join(', ')}`,
+    examples: [
+      'synonyms put <store> --terms tee,t-shirt',
+      'synonyms put <store> --id pants --term pants --to trousers,chinos',
+    ],
   },
   {
     command: 'breakouts',
@@ -471,7 +537,8 @@ const KINDS: KindSpec[] = [
       product_ids: o.products,
       status: o.status,
     }),
-    summary: (b: ConfigPayload<'variant_breakout'>) => `${b.id}\t${b.status}\t${b.option_code}\t${b.applies}\t${b.name}`,
+    summary: (b: ConfigPayload<'variant_breakout'>) =>
+      `${b.id}\t${b.status}\t${b.option_code}\t${b.applies}\t${b.name}`,
     examples: ['breakouts put <store> --name "Colours" --option Color --applies collections --title-value false'],
   },
   {
@@ -492,9 +559,21 @@ const KINDS: KindSpec[] = [
         .option('--match <json>', 'promote/demote: a condition group as JSON', jsonArg)
         .option('--magnitude <x>', '0-1', num(0, 1))
         .addOption(new Option('--status <status>').choices(['published', 'draft'])),
-    fromFlags: (o) => ({ id: o.id, name: o.name, type: o.type, queries: o.queries, product_ids: o.productIds, match: o.match, magnitude: o.magnitude, status: o.status }),
-    summary: (r: ConfigPayload<'ranking_rule'>) => `${r.id}\t${r.status}\t${r.type}\t${r.queries.join('|') || '(all)'}\t${r.name}`,
-    examples: ['ranking-rules put <store> --name "Classic boots" --type pin --queries boots --product-ids 1234 --status published'],
+    fromFlags: (o) => ({
+      id: o.id,
+      name: o.name,
+      type: o.type,
+      queries: o.queries,
+      product_ids: o.productIds,
+      match: o.match,
+      magnitude: o.magnitude,
+      status: o.status,
+    }),
+    summary: (r: ConfigPayload<'ranking_rule'>) =>
+      `${r.id}\t${r.status}\t${r.type}\t${r.queries.join('|') || '(all)'}\t${r.name}`,
+    examples: [
+      'ranking-rules put <store> --name "Classic boots" --type pin --queries boots --product-ids 1234 --status published',
+    ],
   },
 ];
 
@@ -503,7 +582,9 @@ const KINDS: KindSpec[] = [
 
 export function buildProgram(): Command {
   const program = new Command('admin')
-    .description('Store configuration for the storefront discovery platform (writes stores.config.v1). Connection: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, KAFKA_TOPIC_PREFIX.')
+    .description(
+      'Store configuration for the storefront discovery platform (writes stores.config.v1). Connection: KAFKA_BROKERS, SCHEMA_REGISTRY_URL, KAFKA_TOPIC_PREFIX.',
+    )
     .option('--json', 'print machine-readable JSON')
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
@@ -516,10 +597,18 @@ export function buildProgram(): Command {
     .requiredOption('--name <name>', 'store name')
     .option('--id <id>', 'store id (default: a new ULID)')
     .option('--market <code>', 'primary market code (define it with `markets put`)')
-    .addOption(new Option('--market-mode <mode>', 'market application mode').choices(['strict', 'pricing_only', 'ignore']))
+    .addOption(
+      new Option('--market-mode <mode>', 'market application mode').choices(['strict', 'pricing_only', 'ignore']),
+    )
     .addOption(new Option('--autocomplete-mode <mode>', 'autocomplete regional mode').choices(['per_region', 'global']))
     .action(async (o: Record<string, any>, cmd: Command) => {
-      const r = await (await writer()).createStore({ name: o.name, storeId: o.id, primaryMarket: o.market, marketMode: o.marketMode, autocompleteMode: o.autocompleteMode });
+      const r = await (await writer()).createStore({
+        name: o.name,
+        storeId: o.id,
+        primaryMarket: o.market,
+        marketMode: o.marketMode,
+        autocompleteMode: o.autocompleteMode,
+      });
       out(
         cmd,
         `store created\n  store id: ${r.storeId}\n  token:    ${r.token}\n  token id: ${r.tokenId}\nThe token is shown only now; store it safely. Revoke with: tokens revoke ${r.storeId} ${r.tokenId}`,
@@ -542,9 +631,31 @@ export function buildProgram(): Command {
       const s = dir.getStore(store);
       if (!s) throw new NotFoundError(`store ${store} does not exist`);
       const counts = Object.fromEntries(
-        (['market', 'sort_order', 'block', 'merch_rule', 'merch_preview', 'search_rule', 'redirect_term', 'synonym', 'variant_breakout', 'autocomplete_curation', 'b2b_company_location', 'b2b_customer', 'ranking_rule'] as ConfigKind[]).map((k) => [k, dir.items(store, k).length]),
+        (
+          [
+            'market',
+            'sort_order',
+            'block',
+            'merch_rule',
+            'merch_preview',
+            'search_rule',
+            'redirect_term',
+            'synonym',
+            'variant_breakout',
+            'autocomplete_curation',
+            'b2b_company_location',
+            'b2b_customer',
+            'ranking_rule',
+          ] as ConfigKind[]
+        ).map((k) => [k, dir.items(store, k).length]),
       );
-      out(cmd, `${JSON.stringify(s, null, 2)}\n${Object.entries(counts).map(([k, n]) => `${k}: ${n}`).join('\n')}`, { store: s, counts });
+      out(
+        cmd,
+        `${JSON.stringify(s, null, 2)}\n${Object.entries(counts)
+          .map(([k, n]) => `${k}: ${n}`)
+          .join('\n')}`,
+        { store: s, counts },
+      );
     });
   for (const [name, fn, done] of [
     ['suspend', 'suspendStore', 'suspended (storefront requests answer 402)'],
@@ -552,11 +663,19 @@ export function buildProgram(): Command {
   ] as const) {
     stores
       .command(name)
-      .description(name === 'suspend' ? 'suspend a store: every storefront request answers 402 until resumed' : 'lift a suspension')
+      .description(
+        name === 'suspend'
+          ? 'suspend a store: every storefront request answers 402 until resumed'
+          : 'lift a suspension',
+      )
       .argument('<store>', 'store id')
       .action(async (store: string, _o: unknown, cmd: Command) => {
         const r = await (await writer())[fn](store);
-        out(cmd, `store ${store} ${done}`, { store_id: store, status: name === 'suspend' ? 'suspended' : 'active', offset: r.offset });
+        out(cmd, `store ${store} ${done}`, {
+          store_id: store,
+          status: name === 'suspend' ? 'suspended' : 'active',
+          offset: r.offset,
+        });
       });
   }
   stores
@@ -574,7 +693,8 @@ export function buildProgram(): Command {
         market_mode: o.marketMode,
         brand_prompt: o.brandPrompt,
       });
-      if (!Object.keys(patch).length) throw new UsageError('nothing to change: give at least one of --name, --market, --market-mode, --brand-prompt');
+      if (!Object.keys(patch).length)
+        throw new UsageError('nothing to change: give at least one of --name, --market, --market-mode, --brand-prompt');
       const r = await (await writer()).updateStore(store, patch);
       out(cmd, `store ${store} updated`, { store: r.store, offset: r.offset });
     });
@@ -598,7 +718,12 @@ export function buildProgram(): Command {
     .option('--label <label>', 'what the token is for')
     .action(async (store: string, o: Record<string, any>, cmd: Command) => {
       const r = await (await writer()).issueToken(store, o.label ?? null);
-      out(cmd, `token: ${r.token}\ntoken id: ${r.tokenId}\nThe token is shown only now.`, { store_id: store, token: r.token, token_id: r.tokenId, offset: r.offset });
+      out(cmd, `token: ${r.token}\ntoken id: ${r.tokenId}\nThe token is shown only now.`, {
+        store_id: store,
+        token: r.token,
+        token_id: r.tokenId,
+        offset: r.offset,
+      });
     });
   tokens
     .command('revoke')
@@ -617,16 +742,26 @@ export function buildProgram(): Command {
       const dir = await (await writer()).reader();
       if (!dir.getStore(store)) throw new NotFoundError(`store ${store} does not exist`);
       const items = dir.items(store, 'access_token').map(({ sha256: _h, ...t }) => t);
-      out(cmd, items.map((t) => `${t.token_id}\t${t.revoked_at ? `revoked ${t.revoked_at}` : 'active'}\t${t.label ?? ''}`).join('\n') || '(no tokens)', items);
+      out(
+        cmd,
+        items
+          .map((t) => `${t.token_id}\t${t.revoked_at ? `revoked ${t.revoked_at}` : 'active'}\t${t.label ?? ''}`)
+          .join('\n') || '(no tokens)',
+        items,
+      );
     });
 
   for (const spec of KINDS) addItemCommands(program, spec);
 
   // previews
-  const previews = program.command('previews').description('merchandising previews: a rule served for browse requests with preview_id, for 1 hour');
+  const previews = program
+    .command('previews')
+    .description('merchandising previews: a rule served for browse requests with preview_id, for 1 hour');
   previews
     .command('create')
-    .description('create a preview from a rule (file, inline JSON, or an existing rule with changes); prints the preview id')
+    .description(
+      'create a preview from a rule (file, inline JSON, or an existing rule with changes); prints the preview id',
+    )
     .argument('<store>', 'store id')
     .option('-f, --file <path>', 'the rule as JSON ("-" = stdin)')
     .option('--from-rule <ulid>', 'start from an existing merchandising rule')
@@ -641,9 +776,15 @@ export function buildProgram(): Command {
       }
       if (o.file !== undefined) rule = { ...rule, ...asObject(readJsonFile(o.file, '--file'), '--file') };
       if (o.jsonItem !== undefined) rule = { ...rule, ...asObject(o.jsonItem, '--json-item') };
-      if (!o.fromRule && o.file === undefined && o.jsonItem === undefined) throw new UsageError('give the rule with --file, --json-item or --from-rule');
+      if (!o.fromRule && o.file === undefined && o.jsonItem === undefined)
+        throw new UsageError('give the rule with --file, --json-item or --from-rule');
       const r = await w.putConfig(store, 'merch_preview', { rule: { id: null, ...rule } });
-      out(cmd, `preview id: ${r.itemId}\nexpires at: ${r.value.expires_at}`, { store_id: store, preview_id: r.itemId, expires_at: r.value.expires_at, offset: r.offset });
+      out(cmd, `preview id: ${r.itemId}\nexpires at: ${r.value.expires_at}`, {
+        store_id: store,
+        preview_id: r.itemId,
+        expires_at: r.value.expires_at,
+        offset: r.offset,
+      });
     });
   previews
     .command('list')
@@ -651,7 +792,12 @@ export function buildProgram(): Command {
     .argument('<store>', 'store id')
     .action(async (store: string, _o: unknown, cmd: Command) => {
       const items = (await (await writer()).reader()).items(store, 'merch_preview');
-      out(cmd, items.map((p) => `${p.id}\texpires ${p.expires_at}\t${p.rule.collection_handle}\t${p.rule.name}`).join('\n') || '(no previews)', items);
+      out(
+        cmd,
+        items.map((p) => `${p.id}\texpires ${p.expires_at}\t${p.rule.collection_handle}\t${p.rule.name}`).join('\n') ||
+          '(no previews)',
+        items,
+      );
     });
   previews
     .command('delete')
@@ -674,13 +820,20 @@ export function buildProgram(): Command {
   // autocomplete
   const ac = program.command('autocomplete').description('autocomplete: regional mode and brand curation');
   ac.command('mode')
-    .description('per_region (default): suggestions from the shopper country, store-wide fallback; global: one set for all')
+    .description(
+      'per_region (default): suggestions from the shopper country, store-wide fallback; global: one set for all',
+    )
     .argument('<store>', 'store id')
     .argument('<mode>', 'per_region | global')
     .action(async (store: string, mode: string, _o: unknown, cmd: Command) => {
-      if (mode !== 'per_region' && mode !== 'global') throw new UsageError(`<mode>: expected per_region or global, got ${JSON.stringify(mode)}`);
+      if (mode !== 'per_region' && mode !== 'global')
+        throw new UsageError(`<mode>: expected per_region or global, got ${JSON.stringify(mode)}`);
       const r = await (await writer()).updateStore(store, { autocomplete_mode: mode });
-      out(cmd, `autocomplete mode of ${store}: ${mode}`, { store_id: store, autocomplete_mode: mode, offset: r.offset });
+      out(cmd, `autocomplete mode of ${store}: ${mode}`, {
+        store_id: store,
+        autocomplete_mode: mode,
+        offset: r.offset,
+      });
     });
   ac.command('curate')
     .description('allow or suppress a query (cluster) in suggestions, optionally with a display label')
@@ -691,7 +844,11 @@ export function buildProgram(): Command {
     .option('--label <label>', 'display label shown instead of the query')
     .action(async (store: string, o: Record<string, any>, cmd: Command) => {
       if (o.allow && o.deny) throw new UsageError('--allow and --deny exclude each other');
-      const r = await (await writer()).putConfig(store, 'autocomplete_curation', { query: o.query, allowed: !o.deny, display_label: o.label ?? null });
+      const r = await (await writer()).putConfig(store, 'autocomplete_curation', {
+        query: o.query,
+        allowed: !o.deny,
+        display_label: o.label ?? null,
+      });
       out(cmd, `curation for "${r.itemId}" written`, { store_id: store, item: r.value, offset: r.offset });
     });
   ac.command('curations')
@@ -699,7 +856,12 @@ export function buildProgram(): Command {
     .argument('<store>', 'store id')
     .action(async (store: string, _o: unknown, cmd: Command) => {
       const items = (await (await writer()).reader()).items(store, 'autocomplete_curation');
-      out(cmd, items.map((c) => `${c.query}\t${c.allowed ? 'allowed' : 'denied'}\t${c.display_label ?? ''}`).join('\n') || '(no curations)', items);
+      out(
+        cmd,
+        items.map((c) => `${c.query}\t${c.allowed ? 'allowed' : 'denied'}\t${c.display_label ?? ''}`).join('\n') ||
+          '(no curations)',
+        items,
+      );
     });
   ac.command('uncurate')
     .description('remove a curation')
@@ -707,7 +869,12 @@ export function buildProgram(): Command {
     .argument('<query>', 'the curated query')
     .action(async (store: string, q: string, _o: unknown, cmd: Command) => {
       const r = await (await writer()).deleteConfig(store, 'autocomplete_curation', normalizeTerm(q));
-      out(cmd, `curation for "${normalizeTerm(q)}" removed`, { store_id: store, item_id: normalizeTerm(q), deleted: true, offset: r.offset });
+      out(cmd, `curation for "${normalizeTerm(q)}" removed`, {
+        store_id: store,
+        item_id: normalizeTerm(q),
+        deleted: true,
+        offset: r.offset,
+      });
     });
   ac.command('brand-prompt')
     .description('set the brand description curation uses (≤ 2000 characters; "" clears)')
@@ -719,7 +886,9 @@ export function buildProgram(): Command {
     });
 
   // b2b
-  const b2b = program.command('b2b').description('B2B: company locations (catalog, price list) and customers (companies)');
+  const b2b = program
+    .command('b2b')
+    .description('B2B: company locations (catalog, price list) and customers (companies)');
   addItemCommands(b2b, {
     command: 'locations',
     kind: 'b2b_company_location',
@@ -735,8 +904,11 @@ export function buildProgram(): Command {
         .option('--catalog <id>', 'catalog assigned to the location')
         .option('--price-list <id>', 'price list of the catalog'),
     fromFlags: (o) => ({ gid: o.gid, company_id: o.company, catalog_id: o.catalog, price_list_id: o.priceList }),
-    summary: (l: ConfigPayload<'b2b_company_location'>) => `${l.gid}\tcompany ${l.company_id}\tcatalog ${l.catalog_id}\t${l.price_list_id ?? ''}`,
-    examples: ['b2b locations put <store> --gid gid://shopify/CompanyLocation/555 --company 77 --catalog b2b-main --price-list wholesale'],
+    summary: (l: ConfigPayload<'b2b_company_location'>) =>
+      `${l.gid}\tcompany ${l.company_id}\tcatalog ${l.catalog_id}\t${l.price_list_id ?? ''}`,
+    examples: [
+      'b2b locations put <store> --gid gid://shopify/CompanyLocation/555 --company 77 --catalog b2b-main --price-list wholesale',
+    ],
   });
   addItemCommands(b2b, {
     command: 'customers',
@@ -746,14 +918,19 @@ export function buildProgram(): Command {
     idField: 'customer_id',
     normalizeId: (id) => gidNumericId(id, 'Customer') ?? id,
     description: 'B2B customers: customer id → the companies it may buy for',
-    flags: (c) => c.option('--customer <id>', 'customer id or gid://shopify/Customer/<id>').option('--companies <list>', 'company ids', list),
+    flags: (c) =>
+      c
+        .option('--customer <id>', 'customer id or gid://shopify/Customer/<id>')
+        .option('--companies <list>', 'company ids', list),
     fromFlags: (o) => ({ customer_id: o.customer, company_ids: o.companies }),
     summary: (c: ConfigPayload<'b2b_customer'>) => `${c.customer_id}\t${c.company_ids.join(',')}`,
     examples: ['b2b customers put <store> --customer 9001 --companies 77'],
   });
 
   // webhook secrets
-  const hooks = program.command('webhook-secrets').description('HMAC secrets of the catalog webhooks of a store (several during a rotation)');
+  const hooks = program
+    .command('webhook-secrets')
+    .description('HMAC secrets of the catalog webhooks of a store (several during a rotation)');
   hooks
     .command('add')
     .description('add a secret (generated unless --secret); printed once')
@@ -763,16 +940,32 @@ export function buildProgram(): Command {
     .action(async (store: string, o: Record<string, any>, cmd: Command) => {
       const { randomBytes } = await import('node:crypto');
       const secret = o.secret ?? randomBytes(32).toString('hex');
-      const r = await (await writer()).putConfig(store, 'webhook_secret', { id: ulid(), secret, label: o.label ?? null, created_at: new Date().toISOString() });
-      out(cmd, `webhook secret ${r.itemId} added${o.secret ? '' : `\nsecret: ${secret} (shown only now)`}`, { store_id: store, id: r.itemId, secret: o.secret ? undefined : secret, offset: r.offset });
+      const r = await (await writer()).putConfig(store, 'webhook_secret', {
+        id: ulid(),
+        secret,
+        label: o.label ?? null,
+        created_at: new Date().toISOString(),
+      });
+      out(cmd, `webhook secret ${r.itemId} added${o.secret ? '' : `\nsecret: ${secret} (shown only now)`}`, {
+        store_id: store,
+        id: r.itemId,
+        secret: o.secret ? undefined : secret,
+        offset: r.offset,
+      });
     });
   hooks
     .command('list')
     .description('list the secrets (ids, labels, dates; never the secrets)')
     .argument('<store>', 'store id')
     .action(async (store: string, _o: unknown, cmd: Command) => {
-      const items = (await (await writer()).reader()).items(store, 'webhook_secret').map(({ secret: _s, ...rest }) => rest);
-      out(cmd, items.map((i) => `${i.id}\t${i.created_at ?? ''}\t${i.label ?? ''}`).join('\n') || '(no webhook secrets)', items);
+      const items = (await (await writer()).reader())
+        .items(store, 'webhook_secret')
+        .map(({ secret: _s, ...rest }) => rest);
+      out(
+        cmd,
+        items.map((i) => `${i.id}\t${i.created_at ?? ''}\t${i.label ?? ''}`).join('\n') || '(no webhook secrets)',
+        items,
+      );
     });
   hooks
     .command('delete')
@@ -794,7 +987,8 @@ export function buildProgram(): Command {
     .option('--enabled <bool>', 'send Link preload headers', bool)
     .option('--srcset-sizes <list>', 'srcset widths, integers 1-10000', (v: string) =>
       list(v).map((s) => {
-        if (!/^\d+$/.test(s) || Number(s) < 1 || Number(s) > 10000) throw new InvalidArgumentError(`${JSON.stringify(s)} is not an integer from 1 to 10000`);
+        if (!/^\d+$/.test(s) || Number(s) < 1 || Number(s) > 10000)
+          throw new InvalidArgumentError(`${JSON.stringify(s)} is not an integer from 1 to 10000`);
         return Number(s);
       }),
     )
@@ -807,9 +1001,14 @@ export function buildProgram(): Command {
         rewrite_domain: o.rewriteDomain === undefined ? undefined : o.rewriteDomain === 'none' ? null : o.rewriteDomain,
         rewrite_urls: o.rewriteUrls,
       });
-      if (!Object.keys(patch).length) throw new UsageError('nothing to change: give --enabled, --srcset-sizes, --rewrite-domain or --rewrite-urls');
+      if (!Object.keys(patch).length)
+        throw new UsageError('nothing to change: give --enabled, --srcset-sizes, --rewrite-domain or --rewrite-urls');
       const r = await (await writer()).updateStore(store, { media_preloads: patch });
-      out(cmd, `media preloads of ${store}: ${JSON.stringify(r.store.mediaPreloads)}`, { store_id: store, media_preloads: r.store.mediaPreloads, offset: r.offset });
+      out(cmd, `media preloads of ${store}: ${JSON.stringify(r.store.mediaPreloads)}`, {
+        store_id: store,
+        media_preloads: r.store.mediaPreloads,
+        offset: r.offset,
+      });
     });
 
   // export / import
@@ -840,7 +1039,14 @@ export function buildProgram(): Command {
       out(
         cmd,
         `${r.created ? 'created' : 'updated'} store ${r.storeId}: ${r.written} item(s) written, ${r.deleted} deleted${r.token ? `\ntoken: ${r.token} (shown only now)` : ''}`,
-        { store_id: r.storeId, created: r.created, token: r.token, written: r.written, deleted: r.deleted, offset: r.offset },
+        {
+          store_id: r.storeId,
+          created: r.created,
+          token: r.token,
+          written: r.written,
+          deleted: r.deleted,
+          offset: r.offset,
+        },
       );
     });
   return program;
@@ -881,11 +1087,15 @@ function report(err: unknown): number {
   }
   const e = err as Error & { name?: string };
   if (e?.name === 'RegistryError') {
-    process.stderr.write(`error: schema registry: ${e.message} (SCHEMA_REGISTRY_URL: ${process.env.SCHEMA_REGISTRY_URL || 'the local stack'})\n`);
+    process.stderr.write(
+      `error: schema registry: ${e.message} (SCHEMA_REGISTRY_URL: ${process.env.SCHEMA_REGISTRY_URL || 'the local stack'})\n`,
+    );
     return 1;
   }
   if (e?.name?.startsWith('KafkaJS')) {
-    process.stderr.write(`error: Kafka: ${e.message} (brokers: ${process.env.KAFKA_BROKERS || 'the local stack, KAFKA_BROKERS unset'})\n`);
+    process.stderr.write(
+      `error: Kafka: ${e.message} (brokers: ${process.env.KAFKA_BROKERS || 'the local stack, KAFKA_BROKERS unset'})\n`,
+    );
     return 1;
   }
   process.stderr.write(`error: ${e?.stack ?? String(err)}\n`);

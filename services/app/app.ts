@@ -106,7 +106,13 @@ export async function startApp(config: Config, modules: AppModule[]): Promise<Ru
   urls.readyz = `${base}/readyz`;
 
   if (config.embedded.clickhouse && config.CLICKHOUSE_HTTP_ENABLED) {
-    const sql = await startSqlEndpoint({ db, host: config.HOST, port: config.CLICKHOUSE_HTTP_PORT, logger, version: await versionOf(db) });
+    const sql = await startSqlEndpoint({
+      db,
+      host: config.HOST,
+      port: config.CLICKHOUSE_HTTP_PORT,
+      logger,
+      version: await versionOf(db),
+    });
     closers.push(() => sql.close());
     urls.clickhouse = sql.url;
   }

@@ -14,7 +14,9 @@ export async function healthRoutes(app: FastifyInstance, opts: { checks: Record<
         try {
           await Promise.race([
             check(),
-            new Promise((_, reject) => setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs).unref()),
+            new Promise((_, reject) =>
+              setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs).unref(),
+            ),
           ]);
           results[name] = { ok: true, ms: Math.round(performance.now() - t0) };
         } catch (err) {

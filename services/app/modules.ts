@@ -8,4 +8,12 @@ import { storefrontModule } from '../storefront/module.ts';
 import { streamsModule } from '../../streams/module.ts';
 import type { AppModule } from './context.ts';
 
-export const modules: AppModule[] = [schemaRegistryModule, storeConfigModule, beaconModule, streamsModule, storefrontModule, catalogModule, demoModule];
+export const modules: AppModule[] = [
+  schemaRegistryModule,
+  storeConfigModule,
+  beaconModule,
+  streamsModule,
+  storefrontModule,
+  catalogModule,
+  demoModule,
+];

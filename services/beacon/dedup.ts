@@ -48,7 +48,11 @@ export interface DedupOptions {
 }
 
 /** the bucket keys at `nowMs`: where commits go, what a check reads, and when the written bucket expires */
-export function dedupBuckets(storeId: string, horizonMs: number, nowMs: number): { write: string; read: string[]; expireAtMs: number } {
+export function dedupBuckets(
+  storeId: string,
+  horizonMs: number,
+  nowMs: number,
+): { write: string; read: string[]; expireAtMs: number } {
   const size = Math.ceil(horizonMs / 2);
   const n = Math.floor(nowMs / size);
   const key = (b: number) => `dedup:{${storeId}}:bucket:${b}`;
@@ -65,7 +69,13 @@ async function exec(p: ChainableCommander): Promise<unknown[]> {
 }
 
 /** per id, whether it is marked as stored (in any bucket a check reads at `nowMs`) */
-export async function markedEventIds(redis: Redis, storeId: string, eventIds: readonly string[], horizonMs: number, nowMs = Date.now()): Promise<boolean[]> {
+export async function markedEventIds(
+  redis: Redis,
+  storeId: string,
+  eventIds: readonly string[],
+  horizonMs: number,
+  nowMs = Date.now(),
+): Promise<boolean[]> {
   if (eventIds.length === 0) return [];
   const { read } = dedupBuckets(storeId, horizonMs, nowMs);
   const p = redis.pipeline();
@@ -93,7 +103,11 @@ export function createEventDedup(opts: DedupOptions): EventDedup {
       let states: CheckState[];
       let checked = true;
       try {
-        const marked = await withTimeout(markedEventIds(redis, storeId, eventIds, horizonMs, now()), timeoutMs, 'check');
+        const marked = await withTimeout(
+          markedEventIds(redis, storeId, eventIds, horizonMs, now()),
+          timeoutMs,
+          'check',
+        );
         states = marked.map((m) => (m ? 'duplicate' : 'new'));
       } catch (err) {
         onError('check', err as Error);
@@ -108,7 +122,16 @@ export function createEventDedup(opts: DedupOptions): EventDedup {
           if (produced.length === 0) return;
           const { write, expireAtMs } = dedupBuckets(storeId, horizonMs, now());
           try {
-            await withTimeout(exec(redis.pipeline().sadd(write, ...produced).pexpireat(write, expireAtMs)), timeoutMs, 'commit');
+            await withTimeout(
+              exec(
+                redis
+                  .pipeline()
+                  .sadd(write, ...produced)
+                  .pexpireat(write, expireAtMs),
+              ),
+              timeoutMs,
+              'commit',
+            );
           } catch (err) {
             // the events are stored; a retry would only be produced again and dropped by the sinks
             onError('commit', err as Error);

@@ -191,7 +191,8 @@ function optionalNumericId(raw: unknown): string | null | undefined {
 }
 
 function toInt(raw: unknown, min: number, max: number): number | undefined {
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && INT_STRING_RE.test(raw) ? Number(raw) : Number.NaN;
+  const n =
+    typeof raw === 'number' ? raw : typeof raw === 'string' && INT_STRING_RE.test(raw) ? Number(raw) : Number.NaN;
   return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
 }
 
@@ -200,7 +201,8 @@ function optionalInt(raw: unknown, min: number, max: number): number | null | un
 }
 
 function toDecimal(raw: unknown): string | undefined {
-  if (typeof raw === 'number') return Number.isFinite(raw) && raw >= 0 && raw < 1e15 ? String(Number(raw.toFixed(6))) : undefined;
+  if (typeof raw === 'number')
+    return Number.isFinite(raw) && raw >= 0 && raw < 1e15 ? String(Number(raw.toFixed(6))) : undefined;
   if (typeof raw === 'string') {
     const v = raw.trim();
     return DECIMAL_RE.test(v) ? v : undefined;
@@ -316,7 +318,10 @@ function shape(t: unknown): unknown {
 
 /** whether `schema` (the events topic's Avro schema, JSON text or object) is the layout this writer emits */
 export function fastPathSupports(schema: string | object): boolean {
-  const s = (typeof schema === 'string' ? JSON.parse(schema) : schema) as { type?: string; fields?: { name: string; type: unknown }[] };
+  const s = (typeof schema === 'string' ? JSON.parse(schema) : schema) as {
+    type?: string;
+    fields?: { name: string; type: unknown }[];
+  };
   if (s.type !== 'record' || !Array.isArray(s.fields) || s.fields.length !== EXPECTED_FIELDS.length) return false;
   for (let i = 0; i < EXPECTED_FIELDS.length; i++) {
     const f = s.fields[i];
@@ -394,7 +399,8 @@ function lineItems(raw: unknown): LineItem[] | undefined {
     const variant_id = optionalNumericId(item.variant_id);
     const quantity = toInt(item.quantity, 1, 100_000);
     const price = toDecimal(item.price);
-    if (product_id === undefined || variant_id === undefined || quantity === undefined || price === undefined) return undefined;
+    if (product_id === undefined || variant_id === undefined || quantity === undefined || price === undefined)
+      return undefined;
     out.push({ product_id, variant_id, quantity, price });
   }
   return out;
@@ -405,7 +411,12 @@ function lineItems(raw: unknown): LineItem[] | undefined {
  * request's fields at `w.pos`. Returns undefined — with `w.pos` back where it was — when the event is
  * not accepted as sent or its timestamp is later than `latestAllowedMs` (the reference path clamps it).
  */
-export function writeFastEvent(raw: Record<string, unknown>, req: RequestBlock, latestAllowedMs: number, w: ByteWriter): FastEvent | undefined {
+export function writeFastEvent(
+  raw: Record<string, unknown>,
+  req: RequestBlock,
+  latestAllowedMs: number,
+  w: ByteWriter,
+): FastEvent | undefined {
   const type = raw.event_type;
   if (typeof type !== 'string') return undefined;
 
@@ -434,7 +445,8 @@ export function writeFastEvent(raw: Record<string, unknown>, req: RequestBlock, 
   const mc = optionalText(raw.marketing_campaign === undefined ? raw.utm_campaign : raw.marketing_campaign, 255);
   const mt = optionalText(raw.marketing_term === undefined ? raw.utm_term : raw.marketing_term, 255);
   const mx = optionalText(raw.marketing_content === undefined ? raw.utm_content : raw.marketing_content, 255);
-  if (ms === undefined || mm === undefined || mc === undefined || mt === undefined || mx === undefined) return undefined;
+  if (ms === undefined || mm === undefined || mc === undefined || mt === undefined || mx === undefined)
+    return undefined;
 
   // type-specific fields (null = not part of this type or not sent)
   let productId: string | null | undefined = null;

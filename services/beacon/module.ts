@@ -93,8 +93,15 @@ export async function createBeacon(setup: BeaconSetup): Promise<Beacon> {
   // validation, enrichment and encoding: in worker threads when there is more than one core; the fast
   // path only when the events schema is the layout it writes
   const fast = fastPathSupports(registered[0].schema);
-  if (!fast) log.warn('beacon: the events value schema is not the layout of the fast path (services/beacon/fast-event.ts); every event takes the zod/avsc path');
-  const prepareSettings: PrepareSettings = { topics, maxClockSkewMs: settings.BEACON_MAX_CLOCK_SKEW_MS, fastSchemaId: fast ? registered[0].id : undefined };
+  if (!fast)
+    log.warn(
+      'beacon: the events value schema is not the layout of the fast path (services/beacon/fast-event.ts); every event takes the zod/avsc path',
+    );
+  const prepareSettings: PrepareSettings = {
+    topics,
+    maxClockSkewMs: settings.BEACON_MAX_CLOCK_SKEW_MS,
+    fastSchemaId: fast ? registered[0].id : undefined,
+  };
   // default: one worker per core (at most 4), none on a single core. The HTTP thread is idle about half
   // the time at full intake, so a worker per core beats cores − 1 (2 cores: ≈ +15 % intake-only, +10 %
   // in the full stack, bench/beacon.ts)
@@ -116,7 +123,12 @@ export async function createBeacon(setup: BeaconSetup): Promise<Beacon> {
           logLevel: setup.logger.level,
         }
       : undefined;
-    pool = await createPreparePool({ size: workers, init: { schemas: registered, settings: prepareSettings, kafka }, logger: log, onBatch });
+    pool = await createPreparePool({
+      size: workers,
+      init: { schemas: registered, settings: prepareSettings, kafka },
+      logger: log,
+      onBatch,
+    });
     log.info({ workers, producing }, 'beacon prepare workers started');
   }
 
@@ -136,7 +148,9 @@ export async function createBeacon(setup: BeaconSetup): Promise<Beacon> {
       timeoutMs: settings.BEACON_PRODUCE_TIMEOUT_MS,
       onBatch,
     });
-    await producer.connect().catch((err: Error) => log.warn({ err: err.message }, 'beacon producer: Kafka not reachable yet'));
+    await producer
+      .connect()
+      .catch((err: Error) => log.warn({ err: err.message }, 'beacon producer: Kafka not reachable yet'));
   }
   const depthTimer = setInterval(() => beaconMetrics.queueDepth.set((queue?.depth ?? 0) + (pool?.depth ?? 0)), 1_000);
   depthTimer.unref();

@@ -62,7 +62,12 @@ function unavailable(reply: FastifyReply, cause: string, retryAfterSeconds: numb
     .header('retry-after', String(retryAfterSeconds))
     .type('application/json; charset=utf-8')
     .send({
-      error: { code: 'unavailable', message: 'Events could not be stored right now; nothing from this request was accepted. Retry after the indicated delay.', fields: [] },
+      error: {
+        code: 'unavailable',
+        message:
+          'Events could not be stored right now; nothing from this request was accepted. Retry after the indicated delay.',
+        fields: [],
+      },
       errors: [],
     });
 }
@@ -82,7 +87,9 @@ export async function beaconPlugin(app: FastifyInstance, opts: BeaconPluginOptio
   // spares the page a CORS preflight), fetch sends application/json. The text is parsed by prepare
   // (possibly in a worker); a parse failure is a 422 like every other batch-shape error.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimitBytes }, (_req, raw, done) => done(null, raw));
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: opts.bodyLimitBytes }, (_req, raw, done) =>
+    done(null, raw),
+  );
 
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const status = err.statusCode ?? 500;
@@ -92,7 +99,9 @@ export async function beaconPlugin(app: FastifyInstance, opts: BeaconPluginOptio
       ]);
     }
     if (status >= 400 && status < 500) {
-      return batchError(reply, status === 415 ? 415 : 422, 'invalid_body', err.message, [{ path: '', message: err.message }]);
+      return batchError(reply, status === 415 ? 415 : 422, 'invalid_body', err.message, [
+        { path: '', message: err.message },
+      ]);
     }
     req.log.error({ err }, 'beacon: unexpected error');
     return batchError(reply, 500, 'internal_error', 'Internal error.', []);
@@ -111,7 +120,10 @@ export async function beaconPlugin(app: FastifyInstance, opts: BeaconPluginOptio
     const auth = directory.authenticate(token);
     if (!auth.ok) {
       m.requests.inc({ status: String(auth.status) });
-      return reply.code(auth.status).type('application/json; charset=utf-8').send({ error: { code: auth.code, message: auth.message, fields: [] } });
+      return reply
+        .code(auth.status)
+        .type('application/json; charset=utf-8')
+        .send({ error: { code: auth.code, message: auth.message, fields: [] } });
     }
     req.beaconStore = auth.store;
   };
@@ -163,7 +175,9 @@ export async function beaconPlugin(app: FastifyInstance, opts: BeaconPluginOptio
     } catch (err) {
       // nothing was marked as seen (marks are written only after the acknowledgement): a retry is produced
       if (!(err instanceof ProduceUnavailableError)) req.log.error({ err }, 'beacon: produce failed unexpectedly');
-      return err instanceof ProduceUnavailableError ? unavailable(reply, err.reason, err.retryAfterSeconds) : unavailable(reply, 'error', 1);
+      return err instanceof ProduceUnavailableError
+        ? unavailable(reply, err.reason, err.retryAfterSeconds)
+        : unavailable(reply, 'error', 1);
     }
     await seenBefore?.commit();
 

@@ -23,7 +23,15 @@ export interface WorkerInit {
 
 /** worker → main in producing mode */
 export type ProducingMessage =
-  | { id: number; ok: true; eventIds: string[]; rejections: OkResult['rejections']; batchDuplicates: number; clamped: number; slow: number }
+  | {
+      id: number;
+      ok: true;
+      eventIds: string[];
+      rejections: OkResult['rejections'];
+      batchDuplicates: number;
+      clamped: number;
+      slow: number;
+    }
   | { id: number; produced: true }
   | { id: number; unavailable: { reason: UnavailableReason; message: string; retryAfterSeconds: number } }
   | { batch: { records: number; bytes: number; seconds: number; ok: boolean }; depth: number }
@@ -45,7 +53,12 @@ interface PackedOk {
   slow: number;
 }
 
-type WorkerMessage = PackedOk | ProducingMessage | { id: number; ok: false; result: PrepareResult } | { id: number; error: string } | { ready: true };
+type WorkerMessage =
+  | PackedOk
+  | ProducingMessage
+  | { id: number; ok: false; result: PrepareResult }
+  | { id: number; error: string }
+  | { ready: true };
 
 const EVENT_FIELDS = 5;
 
@@ -58,7 +71,9 @@ export function pack(id: number, result: PrepareResult): { message: WorkerMessag
   const { events, rejectedValues } = result;
   let buffer = (events[0]?.value ?? rejectedValues[0])?.buffer as ArrayBuffer | undefined;
   const shared =
-    buffer instanceof ArrayBuffer && events.every((e) => e.key.buffer === buffer && e.value.buffer === buffer) && rejectedValues.every((v) => v.buffer === buffer);
+    buffer instanceof ArrayBuffer &&
+    events.every((e) => e.key.buffer === buffer && e.value.buffer === buffer) &&
+    rejectedValues.every((v) => v.buffer === buffer);
   const meta = new Int32Array(events.length * EVENT_FIELDS + rejectedValues.length * 2);
   if (shared && buffer) {
     let m = 0;
@@ -124,8 +139,17 @@ function unpack(m: PackedOk): OkResult {
     };
   }
   const rejectedValues: Buffer[] = [];
-  for (let b = i * EVENT_FIELDS; b < meta.length; b += 2) rejectedValues.push(Buffer.from(buffer, meta[b], meta[b + 1]));
-  return { ok: true, events, rejectedValues, rejections: m.rejections, batchDuplicates: m.batchDuplicates, clamped: m.clamped, slow: m.slow };
+  for (let b = i * EVENT_FIELDS; b < meta.length; b += 2)
+    rejectedValues.push(Buffer.from(buffer, meta[b], meta[b + 1]));
+  return {
+    ok: true,
+    events,
+    rejectedValues,
+    rejections: m.rejections,
+    batchDuplicates: m.batchDuplicates,
+    clamped: m.clamped,
+    slow: m.slow,
+  };
 }
 
 export class PrepareWorkerError extends Error {}
@@ -181,7 +205,11 @@ export async function createPreparePool(opts: PreparePoolOptions): Promise<Prepa
 
   const spawn = (index: number): Promise<void> =>
     new Promise((resolve, reject) => {
-      const worker = new Worker(url, { workerData: opts.init, name: `beacon-prepare-${index}`, execArgv: workerExecArgv() });
+      const worker = new Worker(url, {
+        workerData: opts.init,
+        name: `beacon-prepare-${index}`,
+        execArgv: workerExecArgv(),
+      });
       const slot: Slot = { worker, pending: new Map(), depth: 0 };
       slots[index] = slot;
       let ready = false;
@@ -205,13 +233,17 @@ export async function createPreparePool(opts: PreparePoolOptions): Promise<Prepa
         slot.pending.delete(m.id);
         if ('error' in m) p.reject(new PrepareWorkerError(m.error));
         else if ('produced' in m) p.resolve(undefined);
-        else if ('unavailable' in m) p.reject(new ProduceUnavailableError(m.unavailable.reason, m.unavailable.message, m.unavailable.retryAfterSeconds));
+        else if ('unavailable' in m)
+          p.reject(
+            new ProduceUnavailableError(m.unavailable.reason, m.unavailable.message, m.unavailable.retryAfterSeconds),
+          );
         else if ('buffer' in m) p.resolve(unpack(m));
         else if ('eventIds' in m) p.resolve(held(slot, m));
         else p.resolve(m.result);
       });
       const fail = (err: Error) => {
-        for (const p of slot.pending.values()) p.reject(new PrepareWorkerError(`prepare worker failed: ${err.message}`));
+        for (const p of slot.pending.values())
+          p.reject(new PrepareWorkerError(`prepare worker failed: ${err.message}`));
         slot.pending.clear();
         if (!ready) {
           reject(err);
@@ -219,7 +251,9 @@ export async function createPreparePool(opts: PreparePoolOptions): Promise<Prepa
         }
         if (!closing) {
           opts.logger.error({ err: err.message, worker: index }, 'beacon prepare worker died; replacing it');
-          spawn(index).catch((e: Error) => opts.logger.error({ err: e.message }, 'beacon prepare worker could not be replaced'));
+          spawn(index).catch((e: Error) =>
+            opts.logger.error({ err: e.message }, 'beacon prepare worker could not be replaced'),
+          );
         }
       };
       worker.on('error', fail);

@@ -52,7 +52,10 @@ if (init.kafka) {
   const k = init.kafka;
   const logger = createLogger('beacon-worker', k.logLevel);
   const kafka = createKafka(k.brokers, k.clientId, logger);
-  const producer = createIdempotentProducer(kafka, { createPartitioner: HashPartitioner, retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1_000 } });
+  const producer = createIdempotentProducer(kafka, {
+    createPartitioner: HashPartitioner,
+    retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1_000 },
+  });
   const q = createProduceQueue({
     producer,
     logger,
@@ -64,10 +67,15 @@ if (init.kafka) {
     onBatch: (batch) => parentPort!.postMessage({ batch, depth: q.depth }),
   });
   queue = q;
-  await producer.connect().catch((err: Error) => logger.warn({ err: err.message }, 'beacon worker producer: Kafka not reachable yet'));
+  await producer
+    .connect()
+    .catch((err: Error) => logger.warn({ err: err.message }, 'beacon worker producer: Kafka not reachable yet'));
 }
 
-type Op = { op: 'prepare'; id: number; input: PrepareInput } | { op: 'produce'; id: number; dup: Uint8Array } | { op: 'close' };
+type Op =
+  | { op: 'prepare'; id: number; input: PrepareInput }
+  | { op: 'produce'; id: number; dup: Uint8Array }
+  | { op: 'close' };
 
 parentPort!.on('message', (msg: Op) => {
   if (msg.op === 'close') {
@@ -86,7 +94,10 @@ parentPort!.on('message', (msg: Op) => {
       (err: Error) =>
         parentPort!.postMessage(
           err instanceof ProduceUnavailableError
-            ? { id: msg.id, unavailable: { reason: err.reason, message: err.message, retryAfterSeconds: err.retryAfterSeconds } }
+            ? {
+                id: msg.id,
+                unavailable: { reason: err.reason, message: err.message, retryAfterSeconds: err.retryAfterSeconds },
+              }
             : { id: msg.id, error: err.message },
         ),
     );

@@ -79,24 +79,43 @@ export type PrepareResult =
     };
 
 /** The top-level shape: `{ "events": [ 1..100 items ] }`; every failure is a 422 naming the path. */
-function checkBatch(text: string): { ok: true; events: unknown[] } | { ok: false; message: string; fields: FieldError[] } {
-  if (text.length === 0) return { ok: false, message: 'The body is empty.', fields: [{ path: '', message: 'expected a JSON object { "events": [...] }' }] };
+function checkBatch(
+  text: string,
+): { ok: true; events: unknown[] } | { ok: false; message: string; fields: FieldError[] } {
+  if (text.length === 0)
+    return {
+      ok: false,
+      message: 'The body is empty.',
+      fields: [{ path: '', message: 'expected a JSON object { "events": [...] }' }],
+    };
   let v: unknown;
   try {
     // prototype-poisoning keys (__proto__, constructor.prototype) are removed, not honoured
     v = sjson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' });
   } catch (err) {
-    return { ok: false, message: 'The body is not valid JSON.', fields: [{ path: '', message: (err as Error).message }] };
+    return {
+      ok: false,
+      message: 'The body is not valid JSON.',
+      fields: [{ path: '', message: (err as Error).message }],
+    };
   }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
-    return { ok: false, message: 'The body must be a JSON object { "events": [...] }.', fields: [{ path: '', message: 'expected an object' }] };
+    return {
+      ok: false,
+      message: 'The body must be a JSON object { "events": [...] }.',
+      fields: [{ path: '', message: 'expected an object' }],
+    };
   }
   const events = (v as Record<string, unknown>).events;
   if (events === undefined || events === null) {
     return { ok: false, message: 'events is required.', fields: [{ path: 'events', message: 'required' }] };
   }
   if (!Array.isArray(events)) {
-    return { ok: false, message: 'events must be an array.', fields: [{ path: 'events', message: 'expected an array of events' }] };
+    return {
+      ok: false,
+      message: 'events must be an array.',
+      fields: [{ path: 'events', message: 'expected an array of events' }],
+    };
   }
   if (events.length === 0 || events.length > MAX_BATCH_EVENTS) {
     return {
@@ -125,7 +144,12 @@ export type Prepared =
     });
 
 /** the records of a prepared batch, without the events flagged as duplicates */
-export function batchRecords(result: OkResult, storeId: string, topics: PrepareSettings['topics'], duplicate?: ArrayLike<boolean | number>): QueuedRecord[] {
+export function batchRecords(
+  result: OkResult,
+  storeId: string,
+  topics: PrepareSettings['topics'],
+  duplicate?: ArrayLike<boolean | number>,
+): QueuedRecord[] {
   const records: QueuedRecord[] = [];
   for (let i = 0; i < result.events.length; i++) {
     if (duplicate?.[i]) continue;
@@ -137,7 +161,12 @@ export function batchRecords(result: OkResult, storeId: string, topics: PrepareS
 }
 
 /** a prepared batch whose values are here, produced through `send` (a produce queue) */
-export function holdHere(result: PrepareResult, storeId: string, topics: PrepareSettings['topics'], send: (records: QueuedRecord[]) => Promise<void>): Prepared {
+export function holdHere(
+  result: PrepareResult,
+  storeId: string,
+  topics: PrepareSettings['topics'],
+  send: (records: QueuedRecord[]) => Promise<void>,
+): Prepared {
   if (!result.ok) return result;
   const { events, rejectedValues, ...rest } = result;
   return {
@@ -158,7 +187,12 @@ interface Span {
 }
 
 /** Body → validated, enriched, Avro-encoded events: every value and key in one buffer (`w`). */
-export function prepareBatch(input: PrepareInput, settings: PrepareSettings, codec: ValueEncoder, w = new ByteWriter()): PrepareResult {
+export function prepareBatch(
+  input: PrepareInput,
+  settings: PrepareSettings,
+  codec: ValueEncoder,
+  w = new ByteWriter(),
+): PrepareResult {
   const batch = checkBatch(input.text);
   if (!batch.ok) return batch;
   const { server } = input;
@@ -233,7 +267,13 @@ export function prepareBatch(input: PrepareInput, settings: PrepareSettings, cod
     try {
       value = codec.encode(topics.events, enriched);
     } catch (err) {
-      reject(i, raw, { ok: false, code: 'invalid_field', reason: `not encodable: ${(err as Error).message}`, path: '', event_type: event.event_type });
+      reject(i, raw, {
+        ok: false,
+        code: 'invalid_field',
+        reason: `not encodable: ${(err as Error).message}`,
+        path: '',
+        event_type: event.event_type,
+      });
       continue;
     }
     slow++;

@@ -146,7 +146,11 @@ export function createProduceQueue(opts: ProduceQueueOptions): ProduceQueue {
       for (const r of e.records) {
         let list = byTopic.get(r.topic);
         if (!list) byTopic.set(r.topic, (list = []));
-        list.push(r.keyHash === undefined ? { key: r.key, value: r.value } : ({ key: r.key, value: r.value, keyHash: r.keyHash } as Message));
+        list.push(
+          r.keyHash === undefined
+            ? { key: r.key, value: r.value }
+            : ({ key: r.key, value: r.value, keyHash: r.keyHash } as Message),
+        );
         records++;
       }
     }
@@ -164,7 +168,10 @@ export function createProduceQueue(opts: ProduceQueueOptions): ProduceQueue {
       failingUntil = 0;
       for (const e of batch) e.resolve();
     } catch (err) {
-      const error = new ProduceUnavailableError('kafka_error', `Kafka did not acknowledge the write: ${(err as Error).message}`);
+      const error = new ProduceUnavailableError(
+        'kafka_error',
+        `Kafka did not acknowledge the write: ${(err as Error).message}`,
+      );
       logger.warn({ err: (err as Error).message, records }, 'beacon produce failed');
       // Kafka just failed a call that kafkajs already retried: refuse new requests for a moment
       // rather than have each of them wait for the timeout; the next request after that probes again
@@ -187,7 +194,9 @@ export function createProduceQueue(opts: ProduceQueueOptions): ProduceQueue {
       if (records.length === 0) return Promise.resolve();
       if (closed) return Promise.reject(new ProduceUnavailableError('shutdown', 'intake is shutting down', 5));
       if (failingUntil > Date.now()) {
-        return Promise.reject(new ProduceUnavailableError('failing', 'Kafka is failing; not accepting for a moment', 1));
+        return Promise.reject(
+          new ProduceUnavailableError('failing', 'Kafka is failing; not accepting for a moment', 1),
+        );
       }
       if (queuedRecords + records.length > maxQueued) {
         return Promise.reject(new ProduceUnavailableError('overloaded', 'intake queue is full', 1));
@@ -195,7 +204,13 @@ export function createProduceQueue(opts: ProduceQueueOptions): ProduceQueue {
       let bytes = 0;
       for (const r of records) bytes += r.value.length + r.key.length + 64;
       return new Promise<void>((resolve, reject) => {
-        const entry: Entry = { records, bytes, resolve: () => settle(resolve), reject: (e) => settle(() => reject(e)), cancelled: false };
+        const entry: Entry = {
+          records,
+          bytes,
+          resolve: () => settle(resolve),
+          reject: (e) => settle(() => reject(e)),
+          cancelled: false,
+        };
         let settled = false;
         let deadline: NodeJS.Timeout | undefined;
         function settle(fn: () => void) {
@@ -208,7 +223,9 @@ export function createProduceQueue(opts: ProduceQueueOptions): ProduceQueue {
           // still waiting in the queue: take it out so nothing of it is sent after the client was told no;
           // already in a produce call: it may still land, and a retry is dropped by event_id downstream
           entry.cancelled = true;
-          settle(() => reject(new ProduceUnavailableError('timeout', `Kafka did not acknowledge within ${opts.timeoutMs} ms`, 2)));
+          settle(() =>
+            reject(new ProduceUnavailableError('timeout', `Kafka did not acknowledge within ${opts.timeoutMs} ms`, 2)),
+          );
         }, opts.timeoutMs);
         queue.push(entry);
         queuedRecords += records.length;

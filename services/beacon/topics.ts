@@ -4,7 +4,11 @@ import type { Kafka } from 'kafkajs';
 import { TOPICS, type TopicKey } from '../../schemas/topics.ts';
 import type { Logger } from '../common/logger.ts';
 
-export async function ensureTopics(kafka: Kafka, topics: { key: TopicKey; name: string }[], logger: Logger): Promise<void> {
+export async function ensureTopics(
+  kafka: Kafka,
+  topics: { key: TopicKey; name: string }[],
+  logger: Logger,
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -30,7 +34,11 @@ export async function ensureTopics(kafka: Kafka, topics: { key: TopicKey; name: 
         logger.info({ topic: name }, 'created topic');
       } catch (err) {
         // another process created it between listTopics and createTopics
-        if ((err as { type?: string }).type !== 'TOPIC_ALREADY_EXISTS' && !/already exists/i.test(String((err as Error).message))) throw err;
+        if (
+          (err as { type?: string }).type !== 'TOPIC_ALREADY_EXISTS' &&
+          !/already exists/i.test(String((err as Error).message))
+        )
+          throw err;
       }
     }
   } finally {

@@ -18,7 +18,18 @@
 // - Exit codes: 0 all imported; 2 finished with skipped bad records; 1 stopped (too many bad records, a
 //   changed file, Kafka unavailable, …); 130 interrupted.
 import { createHash } from 'node:crypto';
-import { closeSync, createReadStream, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  createReadStream,
+  existsSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -135,19 +146,28 @@ const lineIssue = (message: string, path = '(line)'): FieldIssue[] => [{ path, m
 const PriceDeleteRef = z.object({
   price_list_id: z.string().trim().min(1).max(200).nullish(),
   market: z.string().trim().min(1).max(64).nullish(),
-  variant_id: z.union([z.string(), z.number()]).transform(String).pipe(z.string().regex(/^\d{1,20}$/)),
+  variant_id: z
+    .union([z.string(), z.number()])
+    .transform(String)
+    .pipe(z.string().regex(/^\d{1,20}$/)),
 });
 
 /** The records one import object stands for. */
-export function recordsForImport(storeId: string, obj: unknown, now: string): { ok: true; records: OutRecord[] } | { ok: false; issues: FieldIssue[] } {
+export function recordsForImport(
+  storeId: string,
+  obj: unknown,
+  now: string,
+): { ok: true; records: OutRecord[] } | { ok: false; issues: FieldIssue[] } {
   const h = ImportLineHeader.safeParse(obj);
-  if (!h.success) return { ok: false, issues: h.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
+  if (!h.success)
+    return { ok: false, issues: h.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
   const type: ImportType = h.data.type;
   const opts = { source: 'import' as const, now };
   if (h.data.deleted) {
     const idOf = (o: unknown) => {
       const v = (o as { id?: unknown }).id;
-      const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? (/(\d{1,20})$/.exec(v.trim())?.[1] ?? '') : '';
+      const s =
+        typeof v === 'number' ? String(v) : typeof v === 'string' ? (/(\d{1,20})$/.exec(v.trim())?.[1] ?? '') : '';
       return /^[1-9]\d{0,19}$/.test(s) ? s : undefined;
     };
     const id = idOf(obj);
@@ -168,18 +188,23 @@ export function recordsForImport(storeId: string, obj: unknown, now: string): { 
       }
       case 'price': {
         const r = PriceDeleteRef.safeParse(obj);
-        if (!r.success) return { ok: false, issues: r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
+        if (!r.success)
+          return { ok: false, issues: r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
         const list = r.data.price_list_id ?? (r.data.market ? marketPriceListId(r.data.market) : undefined);
         if (!list) return { ok: false, issues: lineIssue('needs price_list_id or market', 'price_list_id') };
         return { ok: true, records: [out.priceDeleted(storeId, list, r.data.variant_id)] };
       }
       case 'b2b_catalog': {
         const v = (obj as { id?: unknown }).id;
-        if ((typeof v !== 'string' && typeof v !== 'number') || String(v).trim() === '') return { ok: false, issues: lineIssue('a deletion needs an id', 'id') };
+        if ((typeof v !== 'string' && typeof v !== 'number') || String(v).trim() === '')
+          return { ok: false, issues: lineIssue('a deletion needs an id', 'id') };
         return { ok: true, records: [out.b2bCatalogDeleted(storeId, String(v).trim())] };
       }
       case 'order':
-        return { ok: false, issues: lineIssue('orders cannot be deleted; import them with cancelled_at instead', 'deleted') };
+        return {
+          ok: false,
+          issues: lineIssue('orders cannot be deleted; import them with cancelled_at instead', 'deleted'),
+        };
     }
   }
   switch (type) {
@@ -191,7 +216,10 @@ export function recordsForImport(storeId: string, obj: unknown, now: string): { 
     case 'collection': {
       const r = normalizeCollection(storeId, obj, opts);
       if (!r.ok) return r;
-      return { ok: true, records: [out.collection(r.value.collection), ...(r.value.members ? [out.collection(r.value.members)] : [])] };
+      return {
+        ok: true,
+        records: [out.collection(r.value.collection), ...(r.value.members ? [out.collection(r.value.members)] : [])],
+      };
     }
     case 'article':
     case 'page': {
@@ -300,7 +328,9 @@ async function* jsonArray(file: string, startAfter: number): AsyncGenerator<Item
   try {
     all = JSON.parse(quoteBigIntegers(text));
   } catch (err) {
-    throw new ImportError(`${file} starts with "[" but is not a valid JSON array: ${(err as Error).message} (use JSON Lines to skip bad records)`);
+    throw new ImportError(
+      `${file} starts with "[" but is not a valid JSON array: ${(err as Error).message} (use JSON Lines to skip bad records)`,
+    );
   }
   if (!Array.isArray(all)) throw new ImportError(`${file} is not a JSON array`);
   const starts = arrayElementStarts(text);
@@ -320,7 +350,11 @@ async function* jsonArray(file: string, startAfter: number): AsyncGenerator<Item
     const l = lineAt[k] ?? k + 1;
     if (l <= startAfter) continue;
     const end = k + 1 < starts.length ? starts[k + 1] : text.length;
-    yield { line: l, bytes: Math.min(total, Buffer.byteLength(text.slice(0, end))), parsed: { ok: true, value: all[k] } };
+    yield {
+      line: l,
+      bytes: Math.min(total, Buffer.byteLength(text.slice(0, end))),
+      parsed: { ok: true, value: all[k] },
+    };
   }
 }
 
@@ -347,10 +381,16 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
       throw new ImportError(`unreadable checkpoint ${cpFile}: ${(err as Error).message}; pass --restart to start over`);
     }
     if (!opts.resume) {
-      throw new ImportError(`a checkpoint exists (${cpFile}, line ${cp.last_line}): pass --resume to continue after it or --restart to start over`);
+      throw new ImportError(
+        `a checkpoint exists (${cpFile}, line ${cp.last_line}): pass --resume to continue after it or --restart to start over`,
+      );
     }
-    if (cp.store_id !== opts.storeId) throw new ImportError(`the checkpoint belongs to store ${cp.store_id}, not ${opts.storeId}`);
-    if (cp.size !== size || cp.head_sha256 !== head) throw new ImportError(`${file} changed since the checkpoint was written; pass --restart to import it from the beginning`);
+    if (cp.store_id !== opts.storeId)
+      throw new ImportError(`the checkpoint belongs to store ${cp.store_id}, not ${opts.storeId}`);
+    if (cp.size !== size || cp.head_sha256 !== head)
+      throw new ImportError(
+        `${file} changed since the checkpoint was written; pass --restart to import it from the beginning`,
+      );
     startAfter = cp.last_line;
     recordsBefore = cp.records;
   }
@@ -403,9 +443,15 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     }
     progress.bytes = item.bytes;
     progress.line = item.line;
-    const built = item.parsed.ok ? recordsForImport(opts.storeId, item.parsed.value, now) : { ok: false as const, issues: lineIssue(item.parsed.message) };
+    const built = item.parsed.ok
+      ? recordsForImport(opts.storeId, item.parsed.value, now)
+      : { ok: false as const, issues: lineIssue(item.parsed.message) };
     if (!built.ok) {
-      const e: LineError = { line: item.line, message: built.issues.map((i) => `${i.path}: ${i.message}`).join('; '), issues: built.issues };
+      const e: LineError = {
+        line: item.line,
+        message: built.issues.map((i) => `${i.path}: ${i.message}`).join('; '),
+        issues: built.issues,
+      };
       summary.errors.push(e);
       opts.onError?.(e);
       if (summary.errors.length > maxErrors) {
@@ -492,7 +538,15 @@ async function main() {
     .option('--batch-size <n>', 'records per Kafka produce call', intArg(1), 500)
     .option('--json', 'print the summary as JSON', false)
     .parse();
-  const o = program.opts<{ store: string; file: string; resume: boolean; restart: boolean; maxErrors: number; batchSize: number; json: boolean }>();
+  const o = program.opts<{
+    store: string;
+    file: string;
+    resume: boolean;
+    restart: boolean;
+    maxErrors: number;
+    batchSize: number;
+    json: boolean;
+  }>();
   if (o.resume && o.restart) program.error('--resume and --restart exclude each other');
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(o.store)) program.error('--store: expected 1-64 characters of A-Z a-z 0-9 _ -');
 
@@ -505,11 +559,20 @@ async function main() {
   const cliProgress = await import('cli-progress');
 
   const config = loadConfigOrExit();
-  const logger = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, base: { service: 'catalog-import' } }, pino.destination(2));
+  const logger = pino(
+    { level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL, base: { service: 'catalog-import' } },
+    pino.destination(2),
+  );
   const kafka = createKafka(config.kafkaBrokers, 'catalog-import', logger);
   const redis = createRedis(config.redisUrl, { connectionName: 'catalog-import' });
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
-  const writer = new CatalogWriter({ kafka, redis, codec: createValueCodec({ registryUrl: config.schemaRegistryUrl }), config, logger });
+  const writer = new CatalogWriter({
+    kafka,
+    redis,
+    codec: createValueCodec({ registryUrl: config.schemaRegistryUrl }),
+    config,
+    logger,
+  });
 
   const controller = new AbortController();
   let signals = 0;
@@ -556,7 +619,9 @@ async function main() {
         if (display) display.onProgress(p);
         else if (Date.now() - lastLog > 5_000) {
           lastLog = Date.now();
-          process.stderr.write(`importing: line ${p.line}, ${p.produced} records, ${Math.round((100 * p.bytes) / Math.max(p.totalBytes, 1))}%\n`);
+          process.stderr.write(
+            `importing: line ${p.line}, ${p.produced} records, ${Math.round((100 * p.bytes) / Math.max(p.totalBytes, 1))}%\n`,
+          );
         }
       },
       onError: (e) => {

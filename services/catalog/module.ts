@@ -38,7 +38,10 @@ export function platformWebhookSecret(config: Pick<Config, 'CATALOG_WEBHOOK_SECR
 }
 
 /** Per-store secrets from the store configuration (kind `webhook_secret`), else the platform secret. */
-export function webhookSecrets(directory: Pick<StoreDirectory, 'getConfig'> | undefined, fallback: string): WebhookSecrets {
+export function webhookSecrets(
+  directory: Pick<StoreDirectory, 'getConfig'> | undefined,
+  fallback: string,
+): WebhookSecrets {
   return {
     secretsFor(storeId) {
       let own: string[] = [];
@@ -62,7 +65,10 @@ export const catalogModule: AppModule = {
     try {
       directory = storeDirectory(ctx);
     } catch (err) {
-      ctx.logger.warn({ err: (err as Error).message }, 'catalog: no store directory; webhooks are accepted for any store id with a valid signature');
+      ctx.logger.warn(
+        { err: (err as Error).message },
+        'catalog: no store directory; webhooks are accepted for any store id with a valid signature',
+      );
     }
     const codec = createValueCodec({ registryUrl: config.schemaRegistryUrl });
     const writer = new CatalogWriter({ kafka: ctx.kafka, redis: ctx.redis, codec, config, logger: ctx.logger });

@@ -78,7 +78,8 @@ function attr(tag: string, name: string): string | undefined {
   return m ? decodeEntities(m[1] ?? m[2] ?? m[3] ?? '') : undefined;
 }
 
-const BLOCK_TAG = /^(p|div|br|li|ul|ol|h[1-6]|tr|td|th|table|section|article|blockquote|hr|header|footer|figure|figcaption)$/i;
+const BLOCK_TAG =
+  /^(p|div|br|li|ul|ol|h[1-6]|tr|td|th|table|section|article|blockquote|hr|header|footer|figure|figcaption)$/i;
 
 /**
  * HTML → text. `keepImages`: `<img>` tags survive as `<img src="…" alt="…">` (only those two attributes,
@@ -146,7 +147,8 @@ export function quoteBigIntegers(text: string): string {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash
+      if (c === 92)
+        i++; // backslash
       else if (c === 34) inString = false;
       continue;
     }
@@ -154,13 +156,21 @@ export function quoteBigIntegers(text: string): string {
       inString = true;
       continue;
     }
-    const startsNumber = (c >= 48 && c <= 57) || (c === 45 && i + 1 < text.length && text.charCodeAt(i + 1) >= 48 && text.charCodeAt(i + 1) <= 57);
+    const startsNumber =
+      (c >= 48 && c <= 57) ||
+      (c === 45 && i + 1 < text.length && text.charCodeAt(i + 1) >= 48 && text.charCodeAt(i + 1) <= 57);
     if (!startsNumber) continue;
     let j = c === 45 ? i + 1 : i;
     while (j < text.length && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;
     const next = j < text.length ? text[j] : '';
     const digits = j - (c === 45 ? i + 1 : i);
-    if (digits >= 16 && next !== '.' && next !== 'e' && next !== 'E' && !Number.isSafeInteger(Number(text.slice(i, j)))) {
+    if (
+      digits >= 16 &&
+      next !== '.' &&
+      next !== 'e' &&
+      next !== 'E' &&
+      !Number.isSafeInteger(Number(text.slice(i, j)))
+    ) {
       out += `${text.slice(last, i)}"${text.slice(i, j)}"`;
       last = j;
     }
@@ -243,7 +253,9 @@ export function normalizeProduct(storeId: string, raw: unknown, opts: NormalizeO
   if (!r.success) return { ok: false, issues: issuesOf(r.error) };
   const p = r.data;
   const updatedAt = p.updated_at ?? opts.now;
-  const variantsIn = [...(p.variants ?? [])].map((v, i) => ({ v, i })).sort((a, b) => (a.v.position ?? a.i + 1) - (b.v.position ?? b.i + 1) || a.i - b.i);
+  const variantsIn = [...(p.variants ?? [])]
+    .map((v, i) => ({ v, i }))
+    .sort((a, b) => (a.v.position ?? a.i + 1) - (b.v.position ?? b.i + 1) || a.i - b.i);
   const variants: CatalogVariant[] = variantsIn.map(({ v }, i) => ({
     id: v.id,
     title: v.title,
@@ -256,7 +268,9 @@ export function normalizeProduct(storeId: string, raw: unknown, opts: NormalizeO
     option3: v.option3,
     position: v.position ?? i + 1,
     available: variantAvailable(v),
-    inventory_quantity: v.inventory_quantity ?? (v.inventory_levels?.length ? v.inventory_levels.reduce((s, l) => s + l.available, 0) : null),
+    inventory_quantity:
+      v.inventory_quantity ??
+      (v.inventory_levels?.length ? v.inventory_levels.reduce((s, l) => s + l.available, 0) : null),
     inventory_item_id: v.inventory_item_id,
     inventory_policy: v.inventory_policy,
     inventory_management: v.inventory_management,
@@ -289,7 +303,11 @@ export function normalizeProduct(storeId: string, raw: unknown, opts: NormalizeO
       position: im.position ?? i + 1,
       variant_ids: im.variant_ids ?? [],
     }));
-  const options = (p.options ?? []).map((o, i) => ({ name: o.name, position: o.position ?? i + 1, values: o.values ?? [] }));
+  const options = (p.options ?? []).map((o, i) => ({
+    name: o.name,
+    position: o.position ?? i + 1,
+    values: o.values ?? [],
+  }));
   const metafields = normalizeMetafields(p.metafields);
   const product: CatalogProduct = {
     store_id: storeId,
@@ -311,7 +329,8 @@ export function normalizeProduct(storeId: string, raw: unknown, opts: NormalizeO
     is_gift_card: p.is_gift_card,
     combined_listing_parent_product_id: p.combined_listing_parent_product_id,
     combined_listing_role: p.combined_listing_role,
-    has_variants_that_require_components: p.has_variants_that_require_components || variants.some((v) => v.requires_components),
+    has_variants_that_require_components:
+      p.has_variants_that_require_components || variants.some((v) => v.requires_components),
     category: p.category ? { id: p.category.id, name: p.category.name, full_name: p.category.full_name } : null,
     source: opts.source,
   };
@@ -327,7 +346,11 @@ export interface CollectionRecords {
   members: CatalogCollection | null;
 }
 
-export function normalizeCollection(storeId: string, raw: unknown, opts: NormalizeOptions): Normalized<CollectionRecords> {
+export function normalizeCollection(
+  storeId: string,
+  raw: unknown,
+  opts: NormalizeOptions,
+): Normalized<CollectionRecords> {
   const r = ShopifyCollectionInput.safeParse(raw);
   if (!r.success) return { ok: false, issues: issuesOf(r.error) };
   const c = r.data;
@@ -348,7 +371,15 @@ export function normalizeCollection(storeId: string, raw: unknown, opts: Normali
       published: c.published ?? c.published_at !== null,
       published_at: c.published_at,
       image: c.image?.src
-        ? { id: c.image.id ?? null, src: c.image.src, alt: c.image.alt ?? null, width: c.image.width ?? null, height: c.image.height ?? null, position: 1, variant_ids: [] }
+        ? {
+            id: c.image.id ?? null,
+            src: c.image.src,
+            alt: c.image.alt ?? null,
+            width: c.image.width ?? null,
+            height: c.image.height ?? null,
+            position: 1,
+            variant_ids: [],
+          }
         : null,
       metafields,
     },
@@ -358,9 +389,14 @@ export function normalizeCollection(storeId: string, raw: unknown, opts: Normali
   let productIds: string[] | null = null;
   if (c.product_ids) productIds = c.product_ids;
   else if (c.products) {
-    const listed = c.products.map((m, i) => ({ id: 'product_id' in m ? (m.product_id ?? m.id) : m.id, position: m.position ?? i + 1, i }));
+    const listed = c.products.map((m, i) => ({
+      id: 'product_id' in m ? (m.product_id ?? m.id) : m.id,
+      position: m.position ?? i + 1,
+      i,
+    }));
     const missing = listed.findIndex((m) => m.id === null);
-    if (missing >= 0) return { ok: false, issues: [{ path: `products[${missing}].product_id`, message: 'expected a product id' }] };
+    if (missing >= 0)
+      return { ok: false, issues: [{ path: `products[${missing}].product_id`, message: 'expected a product id' }] };
     productIds = listed.sort((a, b) => a.position - b.position || a.i - b.i).map((m) => m.id as string);
   }
   let members: CatalogCollection | null = null;
@@ -382,7 +418,12 @@ export function normalizeCollection(storeId: string, raw: unknown, opts: Normali
 // ------------------------------------------------------------------------------------------------
 // articles and pages
 
-export function normalizeContent(storeId: string, contentType: 'article' | 'page', raw: unknown, opts: NormalizeOptions): Normalized<CatalogContent> {
+export function normalizeContent(
+  storeId: string,
+  contentType: 'article' | 'page',
+  raw: unknown,
+  opts: NormalizeOptions,
+): Normalized<CatalogContent> {
   const r = ShopifyContentInput.safeParse(raw);
   if (!r.success) return { ok: false, issues: issuesOf(r.error) };
   const c = r.data;
@@ -402,7 +443,14 @@ export function normalizeContent(storeId: string, contentType: 'article' | 'page
       body_text: stripHtml(c.body_html),
       author: contentType === 'page' ? (c.author ?? null) : c.author,
       tags: contentType === 'page' ? [] : c.tags,
-      image: imageUrl ? { url: imageUrl, width: c.image?.width ?? null, height: c.image?.height ?? null, alt_text: c.image?.alt ?? c.image?.altText ?? null } : null,
+      image: imageUrl
+        ? {
+            url: imageUrl,
+            width: c.image?.width ?? null,
+            height: c.image?.height ?? null,
+            alt_text: c.image?.alt ?? c.image?.altText ?? null,
+          }
+        : null,
       blog_id: contentType === 'article' ? c.blog_id : null,
       blog_handle: contentType === 'article' ? c.blog_handle : null,
       published_at: published ? c.published_at : null,
@@ -418,7 +466,11 @@ export function normalizeContent(storeId: string, contentType: 'article' | 'page
 // ------------------------------------------------------------------------------------------------
 // inventory, prices, B2B catalogs
 
-export function normalizeInventoryLevel(storeId: string, raw: unknown, opts: NormalizeOptions): Normalized<CatalogInventoryLevel> {
+export function normalizeInventoryLevel(
+  storeId: string,
+  raw: unknown,
+  opts: NormalizeOptions,
+): Normalized<CatalogInventoryLevel> {
   const r = ShopifyInventoryLevelInput.safeParse(raw);
   if (!r.success) return { ok: false, issues: issuesOf(r.error) };
   const l = r.data;
@@ -498,10 +550,17 @@ export function normalizeB2bCatalog(storeId: string, raw: unknown, opts: Normali
 /** cart/note attributes that carry the storefront session id (first match wins) */
 export const SESSION_ATTRIBUTES = ['_sd_session_id', 'sd_session_id', '_session_id', 'session_id'];
 
-export type NormalizedOrder = { ok: true; value: Order } | { ok: true; value: null; skipped: string } | { ok: false; issues: FieldIssue[] };
+export type NormalizedOrder =
+  | { ok: true; value: Order }
+  | { ok: true; value: null; skipped: string }
+  | { ok: false; issues: FieldIssue[] };
 
 /** A Shopify order → the `commerce.orders.v1` value. Test orders are skipped (value null). */
-export function normalizeOrder(storeId: string, raw: unknown, opts: NormalizeOptions & { cancelled?: boolean }): NormalizedOrder {
+export function normalizeOrder(
+  storeId: string,
+  raw: unknown,
+  opts: NormalizeOptions & { cancelled?: boolean },
+): NormalizedOrder {
   const r = ShopifyOrderInput.safeParse(raw);
   if (!r.success) return { ok: false, issues: issuesOf(r.error) };
   const o = r.data;
@@ -520,7 +579,12 @@ export function normalizeOrder(storeId: string, raw: unknown, opts: NormalizeOpt
     // custom and deleted-product lines have no product id: they count in the total, not per product
     line_items: o.line_items
       .filter((li) => li.product_id !== null && !li.gift_card)
-      .map((li) => ({ product_id: li.product_id as string, variant_id: li.variant_id, quantity: li.quantity, price: li.price })),
+      .map((li) => ({
+        product_id: li.product_id as string,
+        variant_id: li.variant_id,
+        quantity: li.quantity,
+        price: li.price,
+      })),
     cancelled: opts.cancelled === true || o.cancelled_at !== null,
     source: opts.source,
   };

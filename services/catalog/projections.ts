@@ -63,7 +63,9 @@ export function tombstoneParser<R>(topic: CatalogTopicKey): (key: Buffer | null)
     if (key === null || key.length === 0) return { ok: false, reason: 'a tombstone without a record key' };
     const text = key.toString('utf8');
     const ref = parseCatalogKey(topic, text);
-    return ref ? { ok: true, value: { op: 'delete', ref } } : { ok: false, reason: `unrecognised ${topic} key ${JSON.stringify(text.slice(0, 200))}` };
+    return ref
+      ? { ok: true, value: { op: 'delete', ref } }
+      : { ok: false, reason: `unrecognised ${topic} key ${JSON.stringify(text.slice(0, 200))}` };
   };
 }
 
@@ -194,7 +196,8 @@ export const catalogProductsProcessor: CatalogProcessor<CatalogProduct> = {
   async process(batch: Decoded<Change<CatalogProduct>>[]): Promise<ProcessResult> {
     const rows = batch.map((d) => {
       const c = d.value;
-      if (c.op === 'upsert') return { ...productRow(c.record), is_deleted: 0, ...meta(d, Date.parse(c.record.updated_at)) };
+      if (c.op === 'upsert')
+        return { ...productRow(c.record), is_deleted: 0, ...meta(d, Date.parse(c.record.updated_at)) };
       const ref = c.ref as Extract<CatalogKeyRef, { topic: 'products' }>;
       const t = tombstoneTime(d);
       return { ...emptyProduct(ref.store_id, ref.product_id, isoOf(t)), is_deleted: 1, ...meta(d, t) };
@@ -225,7 +228,14 @@ export const catalogCollectionsProcessor: CatalogProcessor<CatalogCollection> = 
       if (c.op === 'delete') {
         const ref = c.ref as Extract<CatalogKeyRef, { topic: 'collections' }>;
         const t = tombstoneTime(d);
-        const base = { store_id: ref.store_id, collection_id: ref.collection_id, updated_at: isoOf(t), source: 'webhook', is_deleted: 1, ...meta(d, t) };
+        const base = {
+          store_id: ref.store_id,
+          collection_id: ref.collection_id,
+          updated_at: isoOf(t),
+          source: 'webhook',
+          is_deleted: 1,
+          ...meta(d, t),
+        };
         if (ref.members) members.push({ ...base, product_ids: [] });
         else
           collections.push({
@@ -338,7 +348,14 @@ export const catalogContentProcessor: CatalogProcessor<CatalogContent> = {
         body_text: r.body_text,
         author: r.author,
         tags: r.tags,
-        image: r.image ? JSON.stringify({ url: r.image.url, width: r.image.width, height: r.image.height, altText: r.image.alt_text }) : '',
+        image: r.image
+          ? JSON.stringify({
+              url: r.image.url,
+              width: r.image.width,
+              height: r.image.height,
+              altText: r.image.alt_text,
+            })
+          : '',
         blog_id: r.blog_id,
         blog_handle: r.blog_handle,
         published_at: nullableTime(r.published_at),

@@ -86,10 +86,7 @@ const WEBHOOK_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 type Body = { raw: Buffer };
 
 function sendError(reply: FastifyReply, status: number, code: string, message: string, fields: FieldIssue[] = []) {
-  return reply
-    .code(status)
-    .type('application/json; charset=utf-8')
-    .send({ error: { code, message, fields } });
+  return reply.code(status).type('application/json; charset=utf-8').send({ error: { code, message, fields } });
 }
 
 /** base64(HMAC-SHA256(secret, body)) equals `given` for one of `secrets` (constant time per secret). */
@@ -119,11 +116,13 @@ export function recordsForTopic(topic: WebhookTopic, storeId: string, payload: u
   if (action === 'delete' || topic === 'inventory_levels/disconnect') {
     if (topic === 'inventory_levels/disconnect') {
       const r = ShopifyInventoryLevelInput.safeParse(payload);
-      if (!r.success) return { ok: false, issues: r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
+      if (!r.success)
+        return { ok: false, issues: r.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
       return { ok: true, records: [out.inventoryDeleted(storeId, r.data)] };
     }
     const d = DeleteInput.safeParse(payload);
-    if (!d.success) return { ok: false, issues: d.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
+    if (!d.success)
+      return { ok: false, issues: d.error.issues.map((i) => ({ path: formatPath(i.path), message: i.message })) };
     const id = d.data.id;
     switch (resource) {
       case 'products':
@@ -145,7 +144,10 @@ export function recordsForTopic(topic: WebhookTopic, storeId: string, payload: u
     case 'collections': {
       const r = normalizeCollection(storeId, payload, opts);
       if (!r.ok) return r;
-      return { ok: true, records: [out.collection(r.value.collection), ...(r.value.members ? [out.collection(r.value.members)] : [])] };
+      return {
+        ok: true,
+        records: [out.collection(r.value.collection), ...(r.value.members ? [out.collection(r.value.members)] : [])],
+      };
     }
     case 'inventory_levels': {
       const r = normalizeInventoryLevel(storeId, payload, opts);
@@ -181,17 +183,31 @@ export async function webhookPlugin(app: FastifyInstance, opts: WebhookPluginOpt
   app.setErrorHandler((err: FastifyError, req, reply) => {
     const status = err.statusCode ?? 500;
     if (status === 413 || err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return sendError(reply, 413, 'payload_too_large', `The body exceeds ${opts.bodyLimitBytes} bytes.`, [{ path: '(body)', message: `at most ${opts.bodyLimitBytes} bytes` }]);
+      return sendError(reply, 413, 'payload_too_large', `The body exceeds ${opts.bodyLimitBytes} bytes.`, [
+        { path: '(body)', message: `at most ${opts.bodyLimitBytes} bytes` },
+      ]);
     }
     if (status >= 400 && status < 500) return sendError(reply, status, 'invalid_request', err.message);
     opts.logger.error({ err, reqId: req.id }, 'catalog webhook: unexpected error');
     return sendError(reply, 500, 'internal_error', 'Internal error.');
   });
 
-  const handle = async (req: FastifyRequest<{ Params: { platform: string; storeId: string; resource?: string; action?: string } }>, reply: FastifyReply) => {
+  const handle = async (
+    req: FastifyRequest<{ Params: { platform: string; storeId: string; resource?: string; action?: string } }>,
+    reply: FastifyReply,
+  ) => {
     const { platform, storeId } = req.params;
-    if (platform !== 'shopify') return sendError(reply, 404, 'unknown_platform', `Webhooks of platform ${JSON.stringify(platform)} are not supported; supported: shopify.`);
-    if (!STORE_ID.test(storeId)) return sendError(reply, 404, 'unknown_store', 'No such store.', [{ path: 'storeId', message: 'expected 1-64 characters of A-Z a-z 0-9 _ -' }]);
+    if (platform !== 'shopify')
+      return sendError(
+        reply,
+        404,
+        'unknown_platform',
+        `Webhooks of platform ${JSON.stringify(platform)} are not supported; supported: shopify.`,
+      );
+    if (!STORE_ID.test(storeId))
+      return sendError(reply, 404, 'unknown_store', 'No such store.', [
+        { path: 'storeId', message: 'expected 1-64 characters of A-Z a-z 0-9 _ -' },
+      ]);
 
     const header = (name: string) => {
       const v = req.headers[name];
@@ -203,21 +219,42 @@ export async function webhookPlugin(app: FastifyInstance, opts: WebhookPluginOpt
     // 1. authenticity before anything is interpreted
     if (!verifyHmac(raw, header('x-shopify-hmac-sha256'), opts.secrets.secretsFor(storeId))) {
       webhooksTotal.inc({ topic: 'unknown', outcome: 'unauthorized' });
-      return sendError(reply, 401, 'invalid_signature', 'Missing or invalid X-Shopify-Hmac-Sha256 signature.', [{ path: 'X-Shopify-Hmac-Sha256', message: 'does not match the body' }]);
+      return sendError(reply, 401, 'invalid_signature', 'Missing or invalid X-Shopify-Hmac-Sha256 signature.', [
+        { path: 'X-Shopify-Hmac-Sha256', message: 'does not match the body' },
+      ]);
     }
-    if (opts.directory && !opts.directory.getStore(storeId)) return sendError(reply, 404, 'unknown_store', `Store ${storeId} does not exist.`);
+    if (opts.directory && !opts.directory.getStore(storeId))
+      return sendError(reply, 404, 'unknown_store', `Store ${storeId} does not exist.`);
 
     // 2. which topic
     const headerTopic = header('x-shopify-topic')?.trim().toLowerCase();
-    const pathTopic = req.params.resource && req.params.action ? `${req.params.resource}/${req.params.action}`.toLowerCase() : undefined;
+    const pathTopic =
+      req.params.resource && req.params.action
+        ? `${req.params.resource}/${req.params.action}`.toLowerCase()
+        : undefined;
     if (headerTopic && pathTopic && headerTopic !== pathTopic) {
-      return sendError(reply, 422, 'topic_mismatch', `The URL names topic ${pathTopic} but X-Shopify-Topic is ${headerTopic}.`, [{ path: 'X-Shopify-Topic', message: `expected ${pathTopic}` }]);
+      return sendError(
+        reply,
+        422,
+        'topic_mismatch',
+        `The URL names topic ${pathTopic} but X-Shopify-Topic is ${headerTopic}.`,
+        [{ path: 'X-Shopify-Topic', message: `expected ${pathTopic}` }],
+      );
     }
     const topic = pathTopic ?? headerTopic;
-    if (!topic) return sendError(reply, 422, 'missing_topic', 'X-Shopify-Topic is required.', [{ path: 'X-Shopify-Topic', message: 'required' }]);
+    if (!topic)
+      return sendError(reply, 422, 'missing_topic', 'X-Shopify-Topic is required.', [
+        { path: 'X-Shopify-Topic', message: 'required' },
+      ]);
     if (!(WEBHOOK_TOPICS as readonly string[]).includes(topic)) {
       webhooksTotal.inc({ topic: 'unsupported', outcome: 'rejected' });
-      return sendError(reply, 422, 'unsupported_topic', `Topic ${topic} is not handled; supported: ${WEBHOOK_TOPICS.join(', ')}.`, [{ path: 'X-Shopify-Topic', message: 'unsupported' }]);
+      return sendError(
+        reply,
+        422,
+        'unsupported_topic',
+        `Topic ${topic} is not handled; supported: ${WEBHOOK_TOPICS.join(', ')}.`,
+        [{ path: 'X-Shopify-Topic', message: 'unsupported' }],
+      );
     }
 
     // 3. a redelivery of a webhook already written changes nothing
@@ -241,16 +278,26 @@ export async function webhookPlugin(app: FastifyInstance, opts: WebhookPluginOpt
     // 4. parse and normalize
     const parsed = await new Promise<{ ok: true; value: unknown } | { ok: false; message: string }>((resolve) => {
       if (raw.length === 0) return resolve({ ok: false, message: 'empty body' });
-      jsonParse(req, quoteBigIntegers(raw.toString('utf8')), (err, value) => resolve(err ? { ok: false, message: err.message } : { ok: true, value }));
+      jsonParse(req, quoteBigIntegers(raw.toString('utf8')), (err, value) =>
+        resolve(err ? { ok: false, message: err.message } : { ok: true, value }),
+      );
     });
     if (!parsed.ok) {
       webhooksTotal.inc({ topic, outcome: 'invalid' });
-      return sendError(reply, 400, 'invalid_json', `The body is not valid JSON: ${parsed.message}`, [{ path: '(body)', message: parsed.message }]);
+      return sendError(reply, 400, 'invalid_json', `The body is not valid JSON: ${parsed.message}`, [
+        { path: '(body)', message: parsed.message },
+      ]);
     }
     const built = recordsForTopic(topic as WebhookTopic, storeId, parsed.value, new Date().toISOString());
     if (!built.ok) {
       webhooksTotal.inc({ topic, outcome: 'invalid' });
-      return sendError(reply, 422, 'invalid_payload', `The ${topic} payload is invalid: ${built.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, built.issues);
+      return sendError(
+        reply,
+        422,
+        'invalid_payload',
+        `The ${topic} payload is invalid: ${built.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+        built.issues,
+      );
     }
 
     // 5. produce; 200 only once Kafka acknowledged
@@ -259,7 +306,10 @@ export async function webhookPlugin(app: FastifyInstance, opts: WebhookPluginOpt
       result = await opts.writer.write(built.records);
     } catch (err) {
       webhooksTotal.inc({ topic, outcome: 'unavailable' });
-      opts.logger.warn({ err: (err as Error).message, topic, storeId, reqId: req.id }, 'catalog webhook: produce failed');
+      opts.logger.warn(
+        { err: (err as Error).message, topic, storeId, reqId: req.id },
+        'catalog webhook: produce failed',
+      );
       reply.header('retry-after', '5');
       const message = err instanceof ProduceTimeoutError ? err.message : 'The event log is unavailable; retry later.';
       return sendError(reply, 503, 'unavailable', message);

@@ -62,8 +62,15 @@ export class ProduceTimeoutError extends Error {
   }
 }
 
-const recordsTotal = counter('catalog_records_total', 'Catalog records handed to the writer, by topic and outcome (produced, stale)', ['topic', 'outcome']);
-const produceSeconds = histogram('catalog_produce_seconds', 'Time from handing records to the writer to Kafka acknowledging them');
+const recordsTotal = counter(
+  'catalog_records_total',
+  'Catalog records handed to the writer, by topic and outcome (produced, stale)',
+  ['topic', 'outcome'],
+);
+const produceSeconds = histogram(
+  'catalog_produce_seconds',
+  'Time from handing records to the writer to Kafka acknowledging them',
+);
 
 // KEYS[1] = hash of newest versions; ARGV = now, then (field, ms, tombstone) triples.
 // Returns per record: the version to write (ms; for a tombstone its record timestamp) or -1 = stale.
@@ -135,7 +142,9 @@ export class CatalogWriter {
     for (const key of WRITER_TOPICS) {
       await this.opts.codec.register(this.topics[key], key === 'orders' ? orderAvro : CATALOG_AVRO[key]);
     }
-    const producer = createIdempotentProducer(this.opts.kafka, { retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 2_000 } });
+    const producer = createIdempotentProducer(this.opts.kafka, {
+      retry: { retries: 8, initialRetryTime: 100, maxRetryTime: 2_000 },
+    });
     await producer.connect();
     this.producer = producer;
   }
@@ -153,7 +162,9 @@ export class CatalogWriter {
     if (!producer) throw new Error('catalog writer not started');
     const t0 = performance.now();
     // encode first: a value the schema rejects is a bug in normalization, and must not consume a version
-    const encoded = records.map((r) => (r.value === null ? null : this.opts.codec.encode(this.topics[r.topic], r.value)));
+    const encoded = records.map((r) =>
+      r.value === null ? null : this.opts.codec.encode(this.topics[r.topic], r.value),
+    );
     const lockKeys = [...new Set(records.map((r) => `${r.topic}\u0000${r.key}`))];
     return this.serialized(lockKeys, async () => {
       const versions = await this.guard(records);
@@ -178,7 +189,11 @@ export class CatalogWriter {
         let timer: NodeJS.Timeout | undefined;
         try {
           await Promise.race([
-            producer.sendBatch({ acks: -1, timeout: timeoutMs, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) }),
+            producer.sendBatch({
+              acks: -1,
+              timeout: timeoutMs,
+              topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+            }),
             new Promise((_, reject) => {
               timer = setTimeout(() => reject(new ProduceTimeoutError(timeoutMs)), timeoutMs);
             }),
@@ -251,16 +266,33 @@ const ms = (iso: string) => Date.parse(iso);
 
 export const out = {
   product(p: CatalogProduct): OutRecord {
-    return { topic: 'products', storeId: p.store_id, key: catalogKey({ topic: 'products', store_id: p.store_id, product_id: p.product_id }), value: p, versionMs: ms(p.updated_at) };
+    return {
+      topic: 'products',
+      storeId: p.store_id,
+      key: catalogKey({ topic: 'products', store_id: p.store_id, product_id: p.product_id }),
+      value: p,
+      versionMs: ms(p.updated_at),
+    };
   },
   productDeleted(storeId: string, productId: string): OutRecord {
-    return { topic: 'products', storeId, key: catalogKey({ topic: 'products', store_id: storeId, product_id: productId }), value: null, versionMs: 0 };
+    return {
+      topic: 'products',
+      storeId,
+      key: catalogKey({ topic: 'products', store_id: storeId, product_id: productId }),
+      value: null,
+      versionMs: 0,
+    };
   },
   collection(c: CatalogCollection): OutRecord {
     return {
       topic: 'collections',
       storeId: c.store_id,
-      key: catalogKey({ topic: 'collections', store_id: c.store_id, collection_id: c.collection_id, members: c.record_type === 'members' }),
+      key: catalogKey({
+        topic: 'collections',
+        store_id: c.store_id,
+        collection_id: c.collection_id,
+        members: c.record_type === 'members',
+      }),
       value: c,
       versionMs: ms(c.updated_at),
     };
@@ -279,41 +311,90 @@ export const out = {
     return {
       topic: 'content',
       storeId: c.store_id,
-      key: catalogKey({ topic: 'content', store_id: c.store_id, content_type: c.content_type, content_id: c.content_id }),
+      key: catalogKey({
+        topic: 'content',
+        store_id: c.store_id,
+        content_type: c.content_type,
+        content_id: c.content_id,
+      }),
       value: c,
       versionMs: ms(c.updated_at),
     };
   },
   contentDeleted(storeId: string, contentType: 'article' | 'page', contentId: string): OutRecord {
-    return { topic: 'content', storeId, key: catalogKey({ topic: 'content', store_id: storeId, content_type: contentType, content_id: contentId }), value: null, versionMs: 0 };
+    return {
+      topic: 'content',
+      storeId,
+      key: catalogKey({ topic: 'content', store_id: storeId, content_type: contentType, content_id: contentId }),
+      value: null,
+      versionMs: 0,
+    };
   },
   inventory(l: CatalogInventoryLevel): OutRecord {
     return {
       topic: 'inventory',
       storeId: l.store_id,
-      key: catalogKey({ topic: 'inventory', store_id: l.store_id, inventory_item_id: l.inventory_item_id, variant_id: l.variant_id, location_id: l.location_id }),
+      key: catalogKey({
+        topic: 'inventory',
+        store_id: l.store_id,
+        inventory_item_id: l.inventory_item_id,
+        variant_id: l.variant_id,
+        location_id: l.location_id,
+      }),
       value: l,
       versionMs: ms(l.updated_at),
     };
   },
-  inventoryDeleted(storeId: string, ref: { inventory_item_id: string | null; variant_id: string | null; location_id: string }): OutRecord {
-    return { topic: 'inventory', storeId, key: catalogKey({ topic: 'inventory', store_id: storeId, ...ref }), value: null, versionMs: 0 };
+  inventoryDeleted(
+    storeId: string,
+    ref: { inventory_item_id: string | null; variant_id: string | null; location_id: string },
+  ): OutRecord {
+    return {
+      topic: 'inventory',
+      storeId,
+      key: catalogKey({ topic: 'inventory', store_id: storeId, ...ref }),
+      value: null,
+      versionMs: 0,
+    };
   },
   pricing(p: CatalogPricing): OutRecord {
     const key =
       p.record_type === 'price' && p.price
-        ? catalogKey({ topic: 'price', store_id: p.store_id, price_list_id: p.price.price_list_id, variant_id: p.price.variant_id })
+        ? catalogKey({
+            topic: 'price',
+            store_id: p.store_id,
+            price_list_id: p.price.price_list_id,
+            variant_id: p.price.variant_id,
+          })
         : catalogKey({ topic: 'b2b_catalog', store_id: p.store_id, catalog_id: p.catalog?.catalog_id ?? '' });
     return { topic: 'pricing', storeId: p.store_id, key, value: p, versionMs: ms(p.updated_at) };
   },
   priceDeleted(storeId: string, priceListId: string, variantId: string): OutRecord {
-    return { topic: 'pricing', storeId, key: catalogKey({ topic: 'price', store_id: storeId, price_list_id: priceListId, variant_id: variantId }), value: null, versionMs: 0 };
+    return {
+      topic: 'pricing',
+      storeId,
+      key: catalogKey({ topic: 'price', store_id: storeId, price_list_id: priceListId, variant_id: variantId }),
+      value: null,
+      versionMs: 0,
+    };
   },
   b2bCatalogDeleted(storeId: string, catalogId: string): OutRecord {
-    return { topic: 'pricing', storeId, key: catalogKey({ topic: 'b2b_catalog', store_id: storeId, catalog_id: catalogId }), value: null, versionMs: 0 };
+    return {
+      topic: 'pricing',
+      storeId,
+      key: catalogKey({ topic: 'b2b_catalog', store_id: storeId, catalog_id: catalogId }),
+      value: null,
+      versionMs: 0,
+    };
   },
   order(o: Order): OutRecord {
     // the key the orders topic documents (store_id + order_id); orders are never tombstoned
-    return { topic: 'orders', storeId: o.store_id, key: `${o.store_id}:${o.order_id}`, value: o, versionMs: ms(o.updated_at ?? o.created_at) };
+    return {
+      topic: 'orders',
+      storeId: o.store_id,
+      key: `${o.store_id}:${o.order_id}`,
+      value: o,
+      versionMs: ms(o.updated_at ?? o.created_at),
+    };
   },
 };

@@ -73,7 +73,12 @@ export const EnvSchema = z.object({
   /** demo store: concurrent HTTP requests of the session replay */
   DEMO_REPLAY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** maximum request body size for JSON endpoints, bytes */
-  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
   /** comma-separated CIDRs/addresses whose X-Forwarded-For is believed (load balancers, CDN edges) */
   TRUSTED_PROXIES: z
     .string()
@@ -81,13 +86,26 @@ export const EnvSchema = z.object({
     .regex(/^([0-9A-Fa-f.:]+(\/\d{1,3})?)?(\s*,\s*[0-9A-Fa-f.:]+(\/\d{1,3})?)*$/, 'expected CIDR[,CIDR…]')
     .default('127.0.0.0/8,::1/128'),
   /** POST /beacon: maximum request body, bytes (413 above) */
-  BEACON_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(512 * 1024),
+  BEACON_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(512 * 1024),
   /** POST /beacon: an event timestamp further in the future than this is clamped to receive time */
-  BEACON_MAX_CLOCK_SKEW_MS: z.coerce.number().int().min(0).default(5 * 60 * 1000),
+  BEACON_MAX_CLOCK_SKEW_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(5 * 60 * 1000),
   /** POST /beacon: how long a request waits for Kafka's acknowledgement before answering 503 */
   BEACON_PRODUCE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   /** POST /beacon: event_id deduplication horizon in Redis (≥ 24 h) */
-  BEACON_DEDUP_HORIZON_MS: z.coerce.number().int().min(24 * 60 * 60 * 1000).default(48 * 60 * 60 * 1000),
+  BEACON_DEDUP_HORIZON_MS: z.coerce
+    .number()
+    .int()
+    .min(24 * 60 * 60 * 1000)
+    .default(48 * 60 * 60 * 1000),
   /** POST /beacon: how long concurrent requests' records wait to share one Kafka produce call */
   BEACON_LINGER_MS: z.coerce.number().min(0).max(50).default(2),
   /** POST /beacon: worker threads validating and encoding events (-1 = one per core beyond the first, at most 4; 0 = inline) */
@@ -99,7 +117,12 @@ export const EnvSchema = z.object({
   STOREFRONT_RATE_LIMIT_PER_IP_PER_SEC: z.coerce.number().min(0).default(100),
   STOREFRONT_RATE_LIMIT_PER_IP_BURST: z.coerce.number().min(1).default(200),
   /** storefront API: maximum request body, bytes (413 above) */
-  STOREFRONT_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(256 * 1024),
+  STOREFRONT_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(256 * 1024),
   /** autocomplete: full reload of the trending index from ClickHouse every this many ms (deltas arrive in between) */
   AUTOCOMPLETE_REFRESH_MS: z.coerce.number().int().min(1000).default(60_000),
   /** autocomplete: a country needs this many distinct trending queries to get its own suggestions */
@@ -107,17 +130,30 @@ export const EnvSchema = z.object({
   /** streams: run the stream processors inside the app process (single-node mode) */
   STREAMS_ENABLED: bool(true),
   /** streams: comma-separated processor names to run, or 'all' */
-  STREAMS_PROCESSORS: z.string().regex(/^[a-z0-9_,-]+$/, 'expected processor names, comma-separated').default('all'),
+  STREAMS_PROCESSORS: z
+    .string()
+    .regex(/^[a-z0-9_,-]+$/, 'expected processor names, comma-separated')
+    .default('all'),
   /** streams: how long a fetch waits for more data before a batch is written (freshness vs batch size) */
   STREAMS_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(100),
   /** streams: most messages in one ClickHouse insert */
   STREAMS_MAX_BATCH_MESSAGES: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** streams: most bytes fetched per partition per batch */
-  STREAMS_MAX_BATCH_BYTES: z.coerce.number().int().min(1024).max(256 * 1024 * 1024).default(4 * 1024 * 1024),
+  STREAMS_MAX_BATCH_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * 1024 * 1024)
+    .default(4 * 1024 * 1024),
   /** streams: consumer-group session timeout (how fast a crashed processor's partitions move on) */
   STREAMS_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
   /** streams: how long an event_id / request_id / order_id is remembered for deduplication, hours */
-  STREAMS_DEDUP_HORIZON_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(72),
+  STREAMS_DEDUP_HORIZON_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .default(72),
   /** streams: retention of the raw event, request and order tables (ALTER … MODIFY TTL at start-up) */
   EVENTS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(395),
   /** streams: retention of rejected_events_raw (beacon events dropped by validation), same mechanism */
@@ -127,9 +163,19 @@ export const EnvSchema = z.object({
   /** catalog webhooks: HMAC-SHA256 secret for stores without a `webhook_secret` config item; unset = generated into DATA_DIR/catalog-webhook.secret */
   CATALOG_WEBHOOK_SECRET: z.string().min(16).optional(),
   /** catalog webhooks: maximum request body, bytes (413 above) */
-  CATALOG_WEBHOOK_BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(5 * 1024 * 1024),
+  CATALOG_WEBHOOK_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(5 * 1024 * 1024),
   /** catalog webhooks: how long an X-Shopify-Webhook-Id is remembered (redeliveries answered without producing), hours */
-  CATALOG_WEBHOOK_DEDUP_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(48),
+  CATALOG_WEBHOOK_DEDUP_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .default(48),
   /** catalog webhooks and import: how long a produce waits for Kafka's acknowledgement before failing (503) */
   CATALOG_PRODUCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
 });

@@ -63,7 +63,13 @@ export function parseUserAgent(userAgent: string | undefined | null): UserAgentI
     const r = parseUa(ua);
     const bot = isbot(ua);
     const t = r.device.type;
-    const device: DeviceType = bot ? 'bot' : t === 'mobile' || t === 'wearable' ? 'mobile' : t === 'tablet' ? 'tablet' : 'desktop';
+    const device: DeviceType = bot
+      ? 'bot'
+      : t === 'mobile' || t === 'wearable'
+        ? 'mobile'
+        : t === 'tablet'
+          ? 'tablet'
+          : 'desktop';
     info = { device_type: device, browser: r.browser.name ?? null, os: r.os.name ?? null, is_bot: bot };
   }
   info = Object.freeze(info);
@@ -140,7 +146,11 @@ function isTrusted(list: BlockList, ip: string): boolean {
  * then walked right to left, skipping trusted hops, and the first untrusted address is the client
  * (the left part of the header is client-controlled and never believed past an untrusted hop).
  */
-export function clientIp(peer: string | undefined | null, forwardedFor: string | string[] | undefined, trusted: BlockList): string | null {
+export function clientIp(
+  peer: string | undefined | null,
+  forwardedFor: string | string[] | undefined,
+  trusted: BlockList,
+): string | null {
   const direct = normalizeIp(peer);
   if (!direct || !forwardedFor || !isTrusted(trusted, direct)) return direct;
   const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(',') : forwardedFor).split(',');

@@ -4,7 +4,13 @@ import './kafkajs-grouping.ts'; // before kafkajs loads
 import { createRequire } from 'node:module';
 import { crc32c } from '@node-rs/crc32';
 import { Kafka, type KafkaConfig, logLevel, type Producer, type ProducerConfig } from 'kafkajs';
-import { fastRecordBatch, fastRecordDecoder, fastRecordEncoder, type RecordBatchInput, type RecordInput } from './kafkajs-record.ts';
+import {
+  fastRecordBatch,
+  fastRecordDecoder,
+  fastRecordEncoder,
+  type RecordBatchInput,
+  type RecordInput,
+} from './kafkajs-record.ts';
 import type { Logger } from './logger.ts';
 
 const require = createRequire(import.meta.url);
@@ -30,7 +36,14 @@ function useNativeCrc32c(): void {
   if (require.cache[id]) return;
   const encoder = require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js');
   if (require.cache[encoder]) return;
-  require.cache[id] = { id, filename: id, loaded: true, exports: nativeCrc32c, children: [], paths: [] } as unknown as NodeJS.Module;
+  require.cache[id] = {
+    id,
+    filename: id,
+    loaded: true,
+    exports: nativeCrc32c,
+    children: [],
+    paths: [],
+  } as unknown as NodeJS.Module;
 }
 let nativeCrc32cTried = false;
 
@@ -65,15 +78,21 @@ function useFastRecordEncoder(): void {
   const cached = require.cache[id];
   if (cached) cached.exports = fastRecordEncoder(original);
   // the batch module's exports object is shared with the fetch decoder (MAGIC_BYTE): replace the one function
-  const batch = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (input: RecordBatchInput) => Promise<unknown> };
+  const batch = require('kafkajs/src/protocol/recordBatch/v0/index.js') as {
+    RecordBatch: (input: RecordBatchInput) => Promise<unknown>;
+  };
   batch.RecordBatch = fastRecordBatch(batch.RecordBatch);
 }
 let fastRecordTried = false;
 
 /** Whether kafkajs' produce request encodes records and batches with kafkajs-record.ts (see useFastRecordEncoder). */
 export function kafkajsRecordEncoderIsFast(): boolean {
-  const record = require.cache[require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js')]?.exports as { fastRecordEncoder?: true } | undefined;
-  const batch = require.cache[require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js')]?.exports as { RecordBatch?: { fastRecordBatch?: true } } | undefined;
+  const record = require.cache[require.resolve('kafkajs/src/protocol/recordBatch/record/v0/index.js')]?.exports as
+    | { fastRecordEncoder?: true }
+    | undefined;
+  const batch = require.cache[require.resolve('kafkajs/src/protocol/recordBatch/v0/index.js')]?.exports as
+    | { RecordBatch?: { fastRecordBatch?: true } }
+    | undefined;
   return record?.fastRecordEncoder === true && batch?.RecordBatch?.fastRecordBatch === true;
 }
 
@@ -96,7 +115,9 @@ function useFastRecordDecoder(): void {
   }
   if (require.cache[batchDecoder]) return;
   const original = require(id) as Parameters<typeof fastRecordDecoder>[0];
-  const header = require('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as Parameters<typeof fastRecordDecoder>[1];
+  const header = require('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as Parameters<
+    typeof fastRecordDecoder
+  >[1];
   const cached = require.cache[id];
   if (cached) cached.exports = fastRecordDecoder(original, header);
 }
@@ -141,7 +162,9 @@ function stopIdlePolling(): void {
   if (idlePollingStopped) return;
   idlePollingStopped = true;
   try {
-    const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as { prototype: { scheduleCheckPendingRequests: unknown } };
+    const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as {
+      prototype: { scheduleCheckPendingRequests: unknown };
+    };
     RequestQueue.prototype.scheduleCheckPendingRequests = scheduleCheckPendingRequests;
   } catch {
     // kafkajs moved the module: its own scheduling stays
@@ -151,12 +174,18 @@ let idlePollingStopped = false;
 
 /** Whether kafkajs' request queues schedule their checks with the function above (see stopIdlePolling). */
 export function kafkajsIdlePollingStopped(): boolean {
-  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as { prototype: { scheduleCheckPendingRequests: unknown } };
+  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as {
+    prototype: { scheduleCheckPendingRequests: unknown };
+  };
   return RequestQueue.prototype.scheduleCheckPendingRequests === scheduleCheckPendingRequests;
 }
 
-
-export function createKafka(brokers: string[], clientId: string, logger: Logger, extra: Partial<KafkaConfig> = {}): Kafka {
+export function createKafka(
+  brokers: string[],
+  clientId: string,
+  logger: Logger,
+  extra: Partial<KafkaConfig> = {},
+): Kafka {
   stopIdlePolling();
   useNativeCrc32c();
   useFastRecordEncoder();
@@ -168,13 +197,15 @@ export function createKafka(brokers: string[], clientId: string, logger: Logger,
     requestTimeout: 30_000,
     retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2_000 },
     logLevel: logLevel.WARN,
-    logCreator: () => ({ namespace, level, log }) => {
-      const { message, ...rest } = log;
-      const fields = { kafkajs: namespace, ...rest };
-      if (level <= logLevel.ERROR) logger.error(fields, message);
-      else if (level === logLevel.WARN) logger.warn(fields, message);
-      else logger.debug(fields, message);
-    },
+    logCreator:
+      () =>
+      ({ namespace, level, log }) => {
+        const { message, ...rest } = log;
+        const fields = { kafkajs: namespace, ...rest };
+        if (level <= logLevel.ERROR) logger.error(fields, message);
+        else if (level === logLevel.WARN) logger.warn(fields, message);
+        else logger.debug(fields, message);
+      },
     ...extra,
   });
 }

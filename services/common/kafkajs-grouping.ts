@@ -16,7 +16,12 @@ interface GroupArgs {
 }
 
 /** kafkajs' groupMessagesPerPartition, in one pass: partition → its messages in send order */
-export function groupMessagesPerPartition({ topic, partitionMetadata, messages, partitioner }: GroupArgs): Record<number, unknown[]> {
+export function groupMessagesPerPartition({
+  topic,
+  partitionMetadata,
+  messages,
+  partitioner,
+}: GroupArgs): Record<number, unknown[]> {
   const result: Record<number, unknown[]> = {};
   if (partitionMetadata.length === 0) return result;
   for (const message of messages) {
@@ -35,7 +40,14 @@ try {
   id = undefined;
 }
 if (id && !require.cache[id]) {
-  require.cache[id] = { id, filename: id, loaded: true, exports: groupMessagesPerPartition, children: [], paths: [] } as unknown as NodeJS.Module;
+  require.cache[id] = {
+    id,
+    filename: id,
+    loaded: true,
+    exports: groupMessagesPerPartition,
+    children: [],
+    paths: [],
+  } as unknown as NodeJS.Module;
 }
 
 /** Whether kafkajs' producer groups messages with the linear grouping above. */

@@ -38,7 +38,8 @@ export interface RecordInput {
 
 type Bytes = string | Buffer | null | undefined;
 
-const isBytes = (v: unknown): v is Bytes => v === null || v === undefined || typeof v === 'string' || Buffer.isBuffer(v);
+const isBytes = (v: unknown): v is Bytes =>
+  v === null || v === undefined || typeof v === 'string' || Buffer.isBuffer(v);
 
 /** bytes of an unsigned varint of a non-negative integer below 2^53 */
 function sizeOfUnsigned(n: number): number {
@@ -65,7 +66,8 @@ function writeUnsigned(buf: Buffer, at: number, n: number): number {
 }
 
 const byteLength = (v: string | Buffer) => (typeof v === 'string' ? Buffer.byteLength(v, 'utf8') : v.length);
-const sizeOfBytes = (v: Bytes, len: number) => (v === null || v === undefined ? 1 : sizeOfUnsigned(zigZag32(len)) + len);
+const sizeOfBytes = (v: Bytes, len: number) =>
+  v === null || v === undefined ? 1 : sizeOfUnsigned(zigZag32(len)) + len;
 
 function writeBytes(buf: Buffer, at: number, v: Bytes, len: number): number {
   if (v === null || v === undefined) {
@@ -81,7 +83,13 @@ function writeBytes(buf: Buffer, at: number, v: Bytes, len: number): number {
 const MAX_DELTA = 2 ** 51;
 
 /** kafkajs' Record(...) output for the inputs it encodes plainly; undefined for the rest (see above) */
-export function encodeRecord({ offsetDelta = 0, timestampDelta = 0, key, value, headers = {} }: RecordInput): EncodedRecord | undefined {
+export function encodeRecord({
+  offsetDelta = 0,
+  timestampDelta = 0,
+  key,
+  value,
+  headers = {},
+}: RecordInput): EncodedRecord | undefined {
   if (!isBytes(key) || !isBytes(value)) return undefined;
   if (!Number.isSafeInteger(timestampDelta) || Math.abs(timestampDelta) > MAX_DELTA) return undefined;
   if (!Number.isInteger(offsetDelta) || offsetDelta !== (offsetDelta | 0)) return undefined;
@@ -102,7 +110,13 @@ export function encodeRecord({ offsetDelta = 0, timestampDelta = 0, key, value, 
   const hvLen = hv.map(byteLength);
   const ts = zigZag64(timestampDelta);
   const od = zigZag32(offsetDelta);
-  let body = 1 + sizeOfUnsigned(ts) + sizeOfUnsigned(od) + sizeOfBytes(key, keyLen) + sizeOfBytes(value, valueLen) + sizeOfUnsigned(zigZag32(hk.length));
+  let body =
+    1 +
+    sizeOfUnsigned(ts) +
+    sizeOfUnsigned(od) +
+    sizeOfBytes(key, keyLen) +
+    sizeOfBytes(value, valueLen) +
+    sizeOfUnsigned(zigZag32(hk.length));
   for (let i = 0; i < hk.length; i++) body += sizeOfBytes(hk[i], hkLen[i]) + sizeOfBytes(hv[i], hvLen[i]);
   const lengthField = zigZag32(body);
   const buf = Buffer.allocUnsafe(sizeOfUnsigned(lengthField) + body);
@@ -164,7 +178,9 @@ const CRC_FROM = 21;
  * fields go through kafkajs' own Long, so every value kafkajs accepts is written as kafkajs writes it.
  * Compressed batches, and records that are not encoded buffers, go to kafkajs' own RecordBatch.
  */
-export function fastRecordBatch(original: (input: RecordBatchInput) => Promise<unknown>): (input: RecordBatchInput) => Promise<unknown> {
+export function fastRecordBatch(
+  original: (input: RecordBatchInput) => Promise<unknown>,
+): (input: RecordBatchInput) => Promise<unknown> {
   const Long = require('kafkajs/src/utils/long.js') as LongStatics;
   const Encoder = require('kafkajs/src/protocol/encoder.js') as { prototype: object };
   const batch = async (input: RecordBatchInput): Promise<unknown> => {
@@ -251,12 +267,23 @@ const LOG_APPEND_TIME = 1;
  * (offsets or timestamps beyond 15 digits, timestamp deltas over 7 varint bytes) and the header key
  * `__proto__` go to kafkajs' own decoder, from the record's first byte.
  */
-export function fastRecordDecoder(original: RecordDecoder, headerDecoder: (d: KafkajsDecoder) => { key: string; value: Buffer | null }): RecordDecoder {
+export function fastRecordDecoder(
+  original: RecordDecoder,
+  headerDecoder: (d: KafkajsDecoder) => { key: string; value: Buffer | null },
+): RecordDecoder {
   const decode: RecordDecoder = (decoder, batchContext = {}) => {
     const start = decoder.offset;
-    const { firstOffset, firstTimestamp, magicByte, isControlBatch = false, timestampType, maxTimestamp } = batchContext;
+    const {
+      firstOffset,
+      firstTimestamp,
+      magicByte,
+      isControlBatch = false,
+      timestampType,
+      maxTimestamp,
+    } = batchContext;
     const appendTime = timestampType === LOG_APPEND_TIME && maxTimestamp;
-    if (!SAFE_DECIMAL.test(String(firstOffset)) || (!appendTime && !SAFE_DECIMAL.test(String(firstTimestamp)))) return original(decoder, batchContext);
+    if (!SAFE_DECIMAL.test(String(firstOffset)) || (!appendTime && !SAFE_DECIMAL.test(String(firstTimestamp))))
+      return original(decoder, batchContext);
     const attributes = decoder.readInt8();
     // zig-zag varlong of at most 7 bytes (49 bits: exact in a double)
     const buf = decoder.buffer;
@@ -292,7 +319,17 @@ export function fastRecordDecoder(original: RecordDecoder, headerDecoder: (d: Ka
       const prev = headers[h.key];
       headers[h.key] = prev === undefined ? h.value : Array.isArray(prev) ? prev.concat([h.value]) : [prev, h.value];
     }
-    return { magicByte, attributes, timestamp, offset, key, value, headers, isControlRecord: isControlBatch, batchContext };
+    return {
+      magicByte,
+      attributes,
+      timestamp,
+      offset,
+      key,
+      value,
+      headers,
+      isControlRecord: isControlBatch,
+      batchContext,
+    };
   };
   (decode as { fastRecordDecoder?: true }).fastRecordDecoder = true;
   return decode;

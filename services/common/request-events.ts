@@ -48,7 +48,11 @@ export interface RequestEventEmitter<E> {
 const emittedTotal = () => counter('request_events_emitted_total', 'Request events acknowledged by Kafka');
 const droppedTotal = () =>
   counter('request_events_dropped_total', 'Request events discarded (buffer_full, encode_error, shutdown)', ['reason']);
-const failedTotal = () => counter('request_events_failed_total', 'Request events in produce calls that failed (they are retried while they fit the buffer)');
+const failedTotal = () =>
+  counter(
+    'request_events_failed_total',
+    'Request events in produce calls that failed (they are retried while they fit the buffer)',
+  );
 const bufferedGauge = () => gauge('request_events_buffered', 'Request events waiting in the emitter buffer');
 
 function defaultKey(e: unknown): string {
@@ -57,13 +61,20 @@ function defaultKey(e: unknown): string {
   return `${String(o.store_id ?? o.storeId ?? '')}:${String(part)}`;
 }
 
-export function createRequestEventEmitter<E = Record<string, unknown>>(opts: RequestEventEmitterOptions<E>): RequestEventEmitter<E> {
+export function createRequestEventEmitter<E = Record<string, unknown>>(
+  opts: RequestEventEmitterOptions<E>,
+): RequestEventEmitter<E> {
   const maxBuffer = opts.maxBuffer ?? 10_000;
   const batchSize = opts.batchSize ?? 500;
   const lingerMs = opts.lingerMs ?? 50;
   const keyOf = opts.key ?? (defaultKey as (e: E) => string);
   const { logger, codec, topic } = opts;
-  const producer = opts.producer ?? createIdempotentProducer(opts.kafka, { createPartitioner: HashPartitioner, retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 } });
+  const producer =
+    opts.producer ??
+    createIdempotentProducer(opts.kafka, {
+      createPartitioner: HashPartitioner,
+      retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
+    });
   const emitted = emittedTotal();
   const dropped = droppedTotal();
   const failed = failedTotal();
@@ -116,7 +127,10 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(opts: Req
       const now = Date.now();
       if (now - lastFailureLog > 10_000) {
         lastFailureLog = now;
-        logger.warn({ err: (err as Error).message, buffered: buffer.length }, 'request events: produce failed, will retry');
+        logger.warn(
+          { err: (err as Error).message, buffered: buffer.length },
+          'request events: produce failed, will retry',
+        );
       }
     } finally {
       inFlight = 0;
@@ -175,7 +189,8 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(opts: Req
       while ((buffer.length > 0 || sending) && Date.now() < deadline) {
         if (!sending) await flush();
         else await new Promise((r) => setTimeout(r, 5));
-        if (buffer.length > 0 && backoffMs > 0) await new Promise((r) => setTimeout(r, Math.min(backoffMs, Math.max(0, deadline - Date.now()))));
+        if (buffer.length > 0 && backoffMs > 0)
+          await new Promise((r) => setTimeout(r, Math.min(backoffMs, Math.max(0, deadline - Date.now()))));
       }
       closed = true;
       if (timer) {

@@ -44,9 +44,18 @@ export const demoModule: AppModule = {
         app.get<{ Params: { name: string } }>('/:name', async (req, reply) => {
           const png = await images.get(req.params.name);
           if (!png) {
-            return reply.code(404).send({ error: { code: 'not_found', message: 'no such demo image', fields: [{ path: 'name', message: 'expected <type>-<colour>-<0-3>.png' }] } });
+            return reply.code(404).send({
+              error: {
+                code: 'not_found',
+                message: 'no such demo image',
+                fields: [{ path: 'name', message: 'expected <type>-<colour>-<0-3>.png' }],
+              },
+            });
           }
-          return reply.header('content-type', 'image/png').header('cache-control', 'public, max-age=31536000, immutable').send(png);
+          return reply
+            .header('content-type', 'image/png')
+            .header('cache-control', 'public, max-age=31536000, immutable')
+            .send(png);
         });
       },
       { prefix: '/demo/images' },
@@ -59,7 +68,9 @@ export const demoModule: AppModule = {
     const closeWriter = async () => {
       if (writerClosed) return;
       writerClosed = true;
-      await writer.close().catch((err: Error) => log.warn({ err: err.message }, 'demo: closing the config writer failed'));
+      await writer
+        .close()
+        .catch((err: Error) => log.warn({ err: err.message }, 'demo: closing the config writer failed'));
     };
 
     let state = await readDemoState(config.dataDir);
@@ -68,7 +79,10 @@ export const demoModule: AppModule = {
         await directory.ready();
         const known = directory.getStore(state.storeId);
         if (!known) {
-          log.warn({ storeId: state.storeId }, 'demo: the saved demo store does not exist in this cluster any more; creating a new one');
+          log.warn(
+            { storeId: state.storeId },
+            'demo: the saved demo store does not exist in this cluster any more; creating a new one',
+          );
           state = undefined;
         } else if (!directory.authenticate(state.token).ok) {
           const issued = await writer.issueToken(state.storeId, 'demo');
@@ -103,7 +117,8 @@ export const demoModule: AppModule = {
     }
     // the app's own directory must know the store and token before they are announced
     await directory.ready();
-    if (!directory.authenticate(state.token).ok) throw new Error(`demo store ${state.storeId}: its token does not authenticate after the directory caught up`);
+    if (!directory.authenticate(state.token).ok)
+      throw new Error(`demo store ${state.storeId}: its token does not authenticate after the directory caught up`);
     ctx.announce('demoToken', state.token);
     ctx.announce('demoCurl', demoCurl(baseUrl, state.token));
 
@@ -116,10 +131,18 @@ export const demoModule: AppModule = {
       const addr = ctx.http.server.address();
       const port = addr && typeof addr === 'object' ? addr.port : config.HTTP_PORT;
       const data: DemoWorkerData = { config, state: st, listenUrl: `http://${publicHost(config.HOST)}:${port}` };
-      const w = new Worker(new URL('../../deploy/demo/worker.ts', import.meta.url), { workerData: data, name: 'demo-loader' });
+      const w = new Worker(new URL('../../deploy/demo/worker.ts', import.meta.url), {
+        workerData: data,
+        name: 'demo-loader',
+      });
       worker = w;
       finished = new Promise<void>((resolve) => {
-        w.on('error', (err) => log.error({ err: err.message, stack: err.stack }, 'demo: the loader thread crashed; the next start resumes where it stopped'));
+        w.on('error', (err) =>
+          log.error(
+            { err: err.message, stack: err.stack },
+            'demo: the loader thread crashed; the next start resumes where it stopped',
+          ),
+        );
         w.on('exit', () => {
           worker = undefined;
           resolve();

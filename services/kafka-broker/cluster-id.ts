@@ -14,6 +14,9 @@ export async function loadClusterId(dataDir: string, nodeId: number): Promise<st
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   const id = randomBytes(16).toString('base64url');
-  await writeFile(file, `# written by the embedded Kafka-protocol broker\nversion=1\ncluster.id=${id}\nnode.id=${nodeId}\n`);
+  await writeFile(
+    file,
+    `# written by the embedded Kafka-protocol broker\nversion=1\ncluster.id=${id}\nnode.id=${nodeId}\n`,
+  );
   return id;
 }

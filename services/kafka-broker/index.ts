@@ -22,7 +22,12 @@ import {
   offsetFetchHandler,
   syncGroupHandler,
 } from './handlers/groups.ts';
-import { apiVersionsHandler, describeClusterHandler, findCoordinatorHandler, metadataHandler } from './handlers/metadata.ts';
+import {
+  apiVersionsHandler,
+  describeClusterHandler,
+  findCoordinatorHandler,
+  metadataHandler,
+} from './handlers/metadata.ts';
 import { deleteRecordsHandler, initProducerIdHandler, listOffsetsHandler } from './handlers/offsets.ts';
 import { produceHandler } from './handlers/produce.ts';
 import type { BrokerState } from './handlers/state.ts';
@@ -97,7 +102,11 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     }));
   let groups: Awaited<ReturnType<typeof createGroupCoordinator>>;
   try {
-    groups = await createGroupCoordinator({ log: store, logger: logger.child({ component: 'groups' }), ...opts.groupOptions });
+    groups = await createGroupCoordinator({
+      log: store,
+      logger: logger.child({ component: 'groups' }),
+      ...opts.groupOptions,
+    });
   } catch (err) {
     await store.close();
     throw err;
@@ -166,7 +175,10 @@ export async function startBroker(opts: BrokerOptions): Promise<Broker> {
     throw err;
   }
   state.port = running.port;
-  logger.info({ host, port: running.port, advertisedHost: state.advertisedHost, dataDir, fsync, clusterId }, 'broker listening');
+  logger.info(
+    { host, port: running.port, advertisedHost: state.advertisedHost, dataDir, fsync, clusterId },
+    'broker listening',
+  );
 
   let closing: Promise<void> | null = null;
   return {

@@ -21,7 +21,8 @@ function envFsync(): 'always' | number {
   const raw = process.env.BROKER_FSYNC;
   if (raw === undefined || raw === '' || raw === 'always') return 'always';
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`BROKER_FSYNC must be 'always' or a positive interval in ms, got ${raw}`);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new Error(`BROKER_FSYNC must be 'always' or a positive interval in ms, got ${raw}`);
   return n;
 }
 
@@ -37,7 +38,9 @@ async function main(): Promise<void> {
     fsync: envFsync(),
     autoCreateTopics: envBool('BROKER_AUTO_CREATE_TOPICS', true),
     defaultPartitions: Math.max(1, envInt('BROKER_DEFAULT_PARTITIONS', 1)),
-    maintenanceIntervalMs: process.env.BROKER_MAINTENANCE_INTERVAL_MS ? envInt('BROKER_MAINTENANCE_INTERVAL_MS', 30_000) : undefined,
+    maintenanceIntervalMs: process.env.BROKER_MAINTENANCE_INTERVAL_MS
+      ? envInt('BROKER_MAINTENANCE_INTERVAL_MS', 30_000)
+      : undefined,
     logger,
   });
   let stopping = false;

@@ -13,7 +13,13 @@ import net from 'node:net';
 import type { Logger } from 'pino';
 import type { ApiDef } from './protocol/api.ts';
 import { ErrorCode } from './protocol/errors.ts';
-import { isFlexible, readHeaderPrefix, readHeaderRest, type RequestHeader, writeResponseHeader } from './protocol/header.ts';
+import {
+  isFlexible,
+  readHeaderPrefix,
+  readHeaderRest,
+  type RequestHeader,
+  writeResponseHeader,
+} from './protocol/header.ts';
 import { Reader } from './protocol/reader.ts';
 import { Writer } from './protocol/writer.ts';
 
@@ -267,7 +273,10 @@ class Connection {
   }
 
   private fail(slot: Slot, err: unknown): void {
-    this.server.logger.error({ conn: this.id, api: slot.api.name, apiVersion: slot.header.apiVersion, err }, 'request handler failed');
+    this.server.logger.error(
+      { conn: this.id, api: slot.api.name, apiVersion: slot.header.apiVersion, err },
+      'request handler failed',
+    );
     this.destroy('handler failure');
   }
 
@@ -321,7 +330,8 @@ class Connection {
 
   private maybeResume(): void {
     if (!this.paused || this.closed) return;
-    if (this.socket.writableLength > this.server.writeHighWaterMark || this.slots.length >= this.server.maxInFlight) return;
+    if (this.socket.writableLength > this.server.writeHighWaterMark || this.slots.length >= this.server.maxInFlight)
+      return;
     this.paused = false;
     this.socket.resume();
     this.processFrames();

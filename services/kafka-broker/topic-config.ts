@@ -78,9 +78,11 @@ export function configName(key: keyof TopicConfig): string {
 }
 
 function parseLong(name: string, value: string, min: number): number {
-  if (!/^-?\d+$/.test(value.trim())) throw new InvalidConfigError(`Invalid value ${value} for configuration ${name}: Not a number`);
+  if (!/^-?\d+$/.test(value.trim()))
+    throw new InvalidConfigError(`Invalid value ${value} for configuration ${name}: Not a number`);
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < min) throw new InvalidConfigError(`Invalid value ${value} for configuration ${name}`);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new InvalidConfigError(`Invalid value ${value} for configuration ${name}`);
   return n;
 }
 
@@ -92,7 +94,14 @@ export function parseTopicConfigEntry(name: string, value: string | null): Parti
   if (value === null) throw new InvalidConfigError(`Null value for configuration ${name}`);
   switch (key) {
     case 'cleanupPolicy': {
-      const parts = [...new Set(value.split(',').map((s) => s.trim()).filter(Boolean))].sort();
+      const parts = [
+        ...new Set(
+          value
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        ),
+      ].sort();
       const v = parts.join(',');
       if (v === 'delete' || v === 'compact') return { cleanupPolicy: v };
       if (v === 'compact,delete') return { cleanupPolicy: 'compact,delete' };

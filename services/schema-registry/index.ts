@@ -43,7 +43,13 @@ export async function startSchemaRegistry(opts: SchemaRegistryOptions): Promise<
   const kafka = opts.kafka ?? (opts.brokers ? createKafka(opts.brokers, 'schema-registry', logger) : undefined);
   if (!kafka) throw new Error('startSchemaRegistry: pass kafka or brokers');
   const state = new RegistryState();
-  const log = new RegistryLog({ kafka, topic: opts.topic, state, logger, ...(opts.writeTimeoutMs ? { writeTimeoutMs: opts.writeTimeoutMs } : {}) });
+  const log = new RegistryLog({
+    kafka,
+    topic: opts.topic,
+    state,
+    logger,
+    ...(opts.writeTimeoutMs ? { writeTimeoutMs: opts.writeTimeoutMs } : {}),
+  });
   try {
     await log.start();
   } catch (err) {

@@ -25,8 +25,16 @@ export interface RegistryLogOptions {
 export class LogUnavailableError extends Error {}
 
 const schemasGauge = gauge('schema_registry_schemas', 'Distinct schemas (ids) held by the schema registry', ['topic']);
-const subjectsGauge = gauge('schema_registry_subjects', 'Subjects (including soft-deleted) held by the schema registry', ['topic']);
-const offsetGauge = gauge('schema_registry_applied_offset', 'Last offset of the state topic applied by the schema registry', ['topic']);
+const subjectsGauge = gauge(
+  'schema_registry_subjects',
+  'Subjects (including soft-deleted) held by the schema registry',
+  ['topic'],
+);
+const offsetGauge = gauge(
+  'schema_registry_applied_offset',
+  'Last offset of the state topic applied by the schema registry',
+  ['topic'],
+);
 
 export class RegistryLog {
   private readonly opts: Required<RegistryLogOptions>;
@@ -121,7 +129,10 @@ export class RegistryLog {
       // replay until the last record present at start-up is applied (the active segment is never compacted)
       await this.waitFor(high - 1, this.opts.replayTimeoutMs, 'replaying the schema registry topic');
     }
-    logger.info({ topic, records: high - low, appliedOffset: this.applied, ...this.opts.state.stats() }, 'schema registry state loaded');
+    logger.info(
+      { topic, records: high - low, appliedOffset: this.applied, ...this.opts.state.stats() },
+      'schema registry state loaded',
+    );
   }
 
   /** A `_schemas` topic under time/size retention would lose schemas: refuse to run on it (as Confluent does). */
@@ -135,11 +146,22 @@ export class RegistryLog {
       });
       policy = res.resources[0]?.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue;
     } catch (err) {
-      logger.warn({ topic, err: (err as Error).message }, 'could not read the cleanup policy of the schema registry topic');
+      logger.warn(
+        { topic, err: (err as Error).message },
+        'could not read the cleanup policy of the schema registry topic',
+      );
       return;
     }
-    if (policy !== undefined && !policy.split(',').map((p) => p.trim()).includes('compact')) {
-      throw new Error(`the schema registry topic ${topic} has cleanup.policy=${policy}; it must be 'compact' or schemas would be deleted by retention`);
+    if (
+      policy !== undefined &&
+      !policy
+        .split(',')
+        .map((p) => p.trim())
+        .includes('compact')
+    ) {
+      throw new Error(
+        `the schema registry topic ${topic} has cleanup.policy=${policy}; it must be 'compact' or schemas would be deleted by retention`,
+      );
     }
   }
 

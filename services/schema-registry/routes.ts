@@ -26,10 +26,14 @@ function schemaBody(body: unknown): string {
   const r = SchemaBody.safeParse(body ?? {});
   if (!r.success) {
     const i = r.error.issues[0];
-    throw errors.invalidSchema(`Invalid request body: ${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message.replace(/^schema: /, '')}`);
+    throw errors.invalidSchema(
+      `Invalid request body: ${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message.replace(/^schema: /, '')}`,
+    );
   }
   if (r.data.schemaType !== undefined && r.data.schemaType.toUpperCase() !== 'AVRO') {
-    throw errors.invalidSchema(`Invalid schema: schemaType ${r.data.schemaType} is not supported by this registry (AVRO only)`);
+    throw errors.invalidSchema(
+      `Invalid schema: schemaType ${r.data.schemaType} is not supported by this registry (AVRO only)`,
+    );
   }
   if (r.data.references && r.data.references.length > 0) {
     throw errors.invalidSchema('Invalid schema: schema references are not supported by this registry');
@@ -50,7 +54,8 @@ function compatibilityBody(body: unknown) {
 }
 
 function schemaId(v: string): number {
-  if (!/^\d{1,10}$/.test(v) || Number(v) < 1 || Number(v) > 2 ** 31 - 1) throw errors.schemaNotFound(`Schema ${v} not found`);
+  if (!/^\d{1,10}$/.test(v) || Number(v) < 1 || Number(v) > 2 ** 31 - 1)
+    throw errors.schemaNotFound(`Schema ${v} not found`);
   return Number(v);
 }
 
@@ -64,7 +69,11 @@ export async function schemaRegistryRoutes(app: FastifyInstance, opts: { service
     jsonParser(req, body as string, done);
   });
 
-  const requests = counter('schema_registry_requests_total', 'Schema registry HTTP requests', ['method', 'route', 'status']);
+  const requests = counter('schema_registry_requests_total', 'Schema registry HTTP requests', [
+    'method',
+    'route',
+    'status',
+  ]);
   app.addHook('onResponse', async (req, reply) => {
     requests.inc({ method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
   });
@@ -112,23 +121,33 @@ export async function schemaRegistryRoutes(app: FastifyInstance, opts: { service
     return { subject: v.subject, id: v.id, version: v.version, schema: v.schema };
   });
 
-  app.get<{ Params: { subject: string; version: string }; Querystring: Q }>('/subjects/:subject/versions/:version', async (req) => {
-    const v = svc.getVersion(req.params.subject, parseVersion(req.params.version), flag(req.query.deleted));
-    return { subject: v.subject, version: v.version, id: v.id, schema: v.schema };
-  });
+  app.get<{ Params: { subject: string; version: string }; Querystring: Q }>(
+    '/subjects/:subject/versions/:version',
+    async (req) => {
+      const v = svc.getVersion(req.params.subject, parseVersion(req.params.version), flag(req.query.deleted));
+      return { subject: v.subject, version: v.version, id: v.id, schema: v.schema };
+    },
+  );
 
-  app.get<{ Params: { subject: string; version: string }; Querystring: Q }>('/subjects/:subject/versions/:version/schema', async (req, reply) => {
-    const v = svc.getVersion(req.params.subject, parseVersion(req.params.version), flag(req.query.deleted));
-    return reply.send(v.schema);
-  });
+  app.get<{ Params: { subject: string; version: string }; Querystring: Q }>(
+    '/subjects/:subject/versions/:version/schema',
+    async (req, reply) => {
+      const v = svc.getVersion(req.params.subject, parseVersion(req.params.version), flag(req.query.deleted));
+      return reply.send(v.schema);
+    },
+  );
 
-  app.get<{ Params: { subject: string; version: string } }>('/subjects/:subject/versions/:version/referencedby', async (req) => {
-    svc.getVersion(req.params.subject, parseVersion(req.params.version));
-    return [];
-  });
+  app.get<{ Params: { subject: string; version: string } }>(
+    '/subjects/:subject/versions/:version/referencedby',
+    async (req) => {
+      svc.getVersion(req.params.subject, parseVersion(req.params.version));
+      return [];
+    },
+  );
 
-  app.delete<{ Params: { subject: string; version: string }; Querystring: Q }>('/subjects/:subject/versions/:version', async (req) =>
-    svc.deleteVersion(req.params.subject, parseVersion(req.params.version), flag(req.query.permanent)),
+  app.delete<{ Params: { subject: string; version: string }; Querystring: Q }>(
+    '/subjects/:subject/versions/:version',
+    async (req) => svc.deleteVersion(req.params.subject, parseVersion(req.params.version), flag(req.query.permanent)),
   );
 
   app.delete<{ Params: { subject: string }; Querystring: Q }>('/subjects/:subject', async (req) =>
@@ -136,8 +155,12 @@ export async function schemaRegistryRoutes(app: FastifyInstance, opts: { service
   );
 
   // ------------------------------------------------------------------------------ schemas by id
-  app.get<{ Params: { id: string } }>('/schemas/ids/:id', async (req) => ({ schema: svc.schemaById(schemaId(req.params.id)) }));
-  app.get<{ Params: { id: string } }>('/schemas/ids/:id/schema', async (req, reply) => reply.send(svc.schemaById(schemaId(req.params.id))));
+  app.get<{ Params: { id: string } }>('/schemas/ids/:id', async (req) => ({
+    schema: svc.schemaById(schemaId(req.params.id)),
+  }));
+  app.get<{ Params: { id: string } }>('/schemas/ids/:id/schema', async (req, reply) =>
+    reply.send(svc.schemaById(schemaId(req.params.id))),
+  );
   app.get<{ Params: { id: string }; Querystring: Q }>('/schemas/ids/:id/versions', async (req) =>
     svc.usagesOf(schemaId(req.params.id), flag(req.query.deleted)),
   );
@@ -168,12 +191,23 @@ export async function schemaRegistryRoutes(app: FastifyInstance, opts: { service
   app.post<{ Params: { subject: string; version: string }; Querystring: Q }>(
     '/compatibility/subjects/:subject/versions/:version',
     async (req) => {
-      const problems = svc.testCompatibility(req.params.subject, parseVersion(req.params.version), schemaBody(req.body));
-      return flag(req.query.verbose) ? { is_compatible: problems.length === 0, messages: problems } : { is_compatible: problems.length === 0 };
+      const problems = svc.testCompatibility(
+        req.params.subject,
+        parseVersion(req.params.version),
+        schemaBody(req.body),
+      );
+      return flag(req.query.verbose)
+        ? { is_compatible: problems.length === 0, messages: problems }
+        : { is_compatible: problems.length === 0 };
     },
   );
-  app.post<{ Params: { subject: string }; Querystring: Q }>('/compatibility/subjects/:subject/versions', async (req) => {
-    const problems = svc.testCompatibility(req.params.subject, undefined, schemaBody(req.body));
-    return flag(req.query.verbose) ? { is_compatible: problems.length === 0, messages: problems } : { is_compatible: problems.length === 0 };
-  });
+  app.post<{ Params: { subject: string }; Querystring: Q }>(
+    '/compatibility/subjects/:subject/versions',
+    async (req) => {
+      const problems = svc.testCompatibility(req.params.subject, undefined, schemaBody(req.body));
+      return flag(req.query.verbose)
+        ? { is_compatible: problems.length === 0, messages: problems }
+        : { is_compatible: problems.length === 0 };
+    },
+  );
 }

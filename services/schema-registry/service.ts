@@ -3,7 +3,15 @@
 // once applied.
 import { type CompatibilityLevel, checkCompatibility, InvalidSchemaError, parseAvroSchema } from './compat.ts';
 import type { RegistryLog } from './log.ts';
-import { configKey, ID_WATERMARK_KEY, type LogRecord, type RegistryState, schemaKey, schemaRecord, type VersionRecord } from './state.ts';
+import {
+  configKey,
+  ID_WATERMARK_KEY,
+  type LogRecord,
+  type RegistryState,
+  schemaKey,
+  schemaRecord,
+  type VersionRecord,
+} from './state.ts';
 
 /** An error answered as Confluent does: HTTP status + `{error_code, message}`. */
 export class RegistryHttpError extends Error {
@@ -18,23 +26,40 @@ export class RegistryHttpError extends Error {
 
 export const errors = {
   subjectNotFound: (s: string) => new RegistryHttpError(404, 40401, `Subject '${s}' not found.`),
-  versionNotFound: (s: string, v: number | string) => new RegistryHttpError(404, 40402, `Version ${v} not found for subject '${s}'.`),
+  versionNotFound: (s: string, v: number | string) =>
+    new RegistryHttpError(404, 40402, `Version ${v} not found for subject '${s}'.`),
   schemaNotFound: (what = 'Schema not found') => new RegistryHttpError(404, 40403, what),
   subjectSoftDeleted: (s: string) =>
     new RegistryHttpError(404, 40404, `Subject '${s}' was soft deleted. Set permanent=true to delete permanently`),
   subjectNotSoftDeleted: (s: string) =>
     new RegistryHttpError(404, 40405, `Subject '${s}' was not deleted first before being permanently deleted`),
   versionSoftDeleted: (s: string, v: number) =>
-    new RegistryHttpError(404, 40406, `Subject '${s}' Version ${v} was soft deleted. Set permanent=true to delete permanently`),
+    new RegistryHttpError(
+      404,
+      40406,
+      `Subject '${s}' Version ${v} was soft deleted. Set permanent=true to delete permanently`,
+    ),
   versionNotSoftDeleted: (s: string, v: number) =>
-    new RegistryHttpError(404, 40407, `Subject '${s}' Version ${v} was not deleted first before being permanently deleted`),
+    new RegistryHttpError(
+      404,
+      40407,
+      `Subject '${s}' Version ${v} was not deleted first before being permanently deleted`,
+    ),
   subjectLevelNotConfigured: (s: string) =>
     new RegistryHttpError(404, 40408, `Subject '${s}' does not have subject-level compatibility configured`),
   incompatible: (s: string, problems: string[]) =>
-    new RegistryHttpError(409, 409, `Schema being registered is incompatible with an earlier schema for subject "${s}", details: ${problems.join('; ')}`),
+    new RegistryHttpError(
+      409,
+      409,
+      `Schema being registered is incompatible with an earlier schema for subject "${s}", details: ${problems.join('; ')}`,
+    ),
   invalidSchema: (message: string) => new RegistryHttpError(422, 42201, message),
   invalidVersion: (v: string) =>
-    new RegistryHttpError(422, 42202, `The specified version '${v}' is not a valid version id. Allowed values are between [1, 2^31-1] and the string "latest"`),
+    new RegistryHttpError(
+      422,
+      42202,
+      `The specified version '${v}' is not a valid version id. Allowed values are between [1, 2^31-1] and the string "latest"`,
+    ),
   invalidCompatibility: (message: string) => new RegistryHttpError(422, 42203, message),
   store: (message: string) => new RegistryHttpError(500, 50001, `Error in the backend data store: ${message}`),
 };
@@ -146,7 +171,11 @@ export class SchemaRegistryService {
     const level = this.state.effectiveCompatibility(subject);
     const live = this.state.versions(subject);
     if (version === undefined) {
-      return checkCompatibility(level, parsed.type, live.map((v) => ({ version: v.version, type: this.state.typeOf(v.id) })));
+      return checkCompatibility(
+        level,
+        parsed.type,
+        live.map((v) => ({ version: v.version, type: this.state.typeOf(v.id) })),
+      );
     }
     if (live.length === 0 && version === 'latest') return [];
     const v = this.getVersion(subject, version);
@@ -168,7 +197,11 @@ export class SchemaRegistryService {
       if (again) return { id: again.id, version: again.version, created: false };
       const live = this.state.versions(subject);
       const level = this.state.effectiveCompatibility(subject);
-      const problems = checkCompatibility(level, parsed.type, live.map((v) => ({ version: v.version, type: this.state.typeOf(v.id) })));
+      const problems = checkCompatibility(
+        level,
+        parsed.type,
+        live.map((v) => ({ version: v.version, type: this.state.typeOf(v.id) })),
+      );
       if (problems.length) throw errors.incompatible(subject, problems);
       const existingId = this.state.idForCanonical(parsed.canonical);
       const id = existingId ?? this.state.nextId();
@@ -183,11 +216,15 @@ export class SchemaRegistryService {
   }
 
   setGlobalCompatibility(level: CompatibilityLevel): Promise<void> {
-    return this.serialize(() => this.append([{ key: configKey(null), value: JSON.stringify({ compatibilityLevel: level }) }]));
+    return this.serialize(() =>
+      this.append([{ key: configKey(null), value: JSON.stringify({ compatibilityLevel: level }) }]),
+    );
   }
 
   setSubjectCompatibility(subject: string, level: CompatibilityLevel): Promise<void> {
-    return this.serialize(() => this.append([{ key: configKey(subject), value: JSON.stringify({ compatibilityLevel: level }) }]));
+    return this.serialize(() =>
+      this.append([{ key: configKey(subject), value: JSON.stringify({ compatibilityLevel: level }) }]),
+    );
   }
 
   deleteSubjectCompatibility(subject: string): Promise<CompatibilityLevel> {
@@ -205,7 +242,9 @@ export class SchemaRegistryService {
       const all = this.state.versions(subject, true);
       if (all.length === 0) throw errors.subjectNotFound(subject);
       const target =
-        version === 'latest' ? (permanent ? all : all.filter((v) => !v.deleted)).at(-1) : all.find((v) => v.version === version);
+        version === 'latest'
+          ? (permanent ? all : all.filter((v) => !v.deleted)).at(-1)
+          : all.find((v) => v.version === version);
       if (!target) throw errors.versionNotFound(subject, version);
       if (permanent) {
         if (!target.deleted) throw errors.versionNotSoftDeleted(subject, target.version);

@@ -29,7 +29,8 @@ export interface LogRecord {
   value: string | null;
 }
 
-export const schemaKey = (subject: string, version: number) => JSON.stringify({ keytype: 'SCHEMA', subject, version, magic: 1 });
+export const schemaKey = (subject: string, version: number) =>
+  JSON.stringify({ keytype: 'SCHEMA', subject, version, magic: 1 });
 export const configKey = (subject: string | null) => JSON.stringify({ keytype: 'CONFIG', subject, magic: 0 });
 export const ID_WATERMARK_KEY = JSON.stringify({ keytype: 'ID_WATERMARK', magic: 0 });
 
@@ -65,7 +66,8 @@ export class RegistryState {
           this.applySchema(String(k.subject), Number(k.version), value === null ? null : JSON.parse(value));
           return;
         case 'CONFIG': {
-          const raw = value === null ? undefined : (JSON.parse(value) as { compatibilityLevel?: string }).compatibilityLevel;
+          const raw =
+            value === null ? undefined : (JSON.parse(value) as { compatibilityLevel?: string }).compatibilityLevel;
           if (value !== null && !isCompatibilityLevel(raw)) {
             this.skipped++;
             return;
@@ -77,7 +79,8 @@ export class RegistryState {
           return;
         }
         case 'ID_WATERMARK':
-          if (value !== null) this.maxId = Math.max(this.maxId, Number((JSON.parse(value) as { max_id: number }).max_id) || 0);
+          if (value !== null)
+            this.maxId = Math.max(this.maxId, Number((JSON.parse(value) as { max_id: number }).max_id) || 0);
           return;
         default:
           this.skipped++;

@@ -30,7 +30,9 @@ import { ensureConfigTopic } from './topic.ts';
 
 const MAX_TOKEN_LENGTH = 512;
 
-const recordsApplied = counter('store_config_records_total', 'stores.config.v1 records applied by the directory', ['result']);
+const recordsApplied = counter('store_config_records_total', 'stores.config.v1 records applied by the directory', [
+  'result',
+]);
 const positionGauge = gauge('store_config_position', 'next offset the store-config directory will read', ['partition']);
 const sinkRows = counter('store_config_sink_rows_total', 'store_config rows inserted into ClickHouse');
 const sinkErrors = counter('store_config_sink_errors_total', 'failed store_config ClickHouse inserts (retried)');
@@ -168,11 +170,20 @@ export class ConfigDirectory implements StoreDirectory {
   }
 
   /** Apply one record to the in-memory state (and queue it for ClickHouse). Exposed for replay tools. */
-  async applyRecord(partition: number, offset: string, keyBuf: Buffer | null, valueBuf: Buffer | null, timestamp: string): Promise<void> {
+  async applyRecord(
+    partition: number,
+    offset: string,
+    keyBuf: Buffer | null,
+    valueBuf: Buffer | null,
+    timestamp: string,
+  ): Promise<void> {
     const key = keyBuf ? parseConfigKey(keyBuf.toString('utf8')) : undefined;
     if (!key || !isConfigKind(key.kind)) {
       recordsApplied.inc({ result: 'bad_key' });
-      this.log.warn({ partition, offset, key: keyBuf?.toString('utf8') }, 'store-config record with an unusable key skipped');
+      this.log.warn(
+        { partition, offset, key: keyBuf?.toString('utf8') },
+        'store-config record with an unusable key skipped',
+      );
       return;
     }
     const kind = key.kind;
@@ -194,15 +205,24 @@ export class ConfigDirectory implements StoreDirectory {
       return;
     }
     let value: unknown;
-    let envelope: { store_id: string; kind: string; item_id: string; version: string; written_at: number; payload_json: string };
+    let envelope: {
+      store_id: string;
+      kind: string;
+      item_id: string;
+      version: string;
+      written_at: number;
+      payload_json: string;
+    };
     try {
       envelope = await this.opts.codec.decode(valueBuf);
       if (envelope.store_id !== key.storeId || envelope.kind !== kind || envelope.item_id !== key.itemId) {
         throw new Error(`envelope names ${envelope.store_id}|${envelope.kind}|${envelope.item_id}`);
       }
       value = (CONFIG_SCHEMAS[kind] as { parse(v: unknown): unknown }).parse(JSON.parse(envelope.payload_json));
-      if (itemIdOf(kind, value as never) !== key.itemId) throw new Error(`payload names item ${itemIdOf(kind, value as never)}`);
-      if (kind === 'store' && (value as { store_id: string }).store_id !== key.storeId) throw new Error('payload names another store');
+      if (itemIdOf(kind, value as never) !== key.itemId)
+        throw new Error(`payload names item ${itemIdOf(kind, value as never)}`);
+      if (kind === 'store' && (value as { store_id: string }).store_id !== key.storeId)
+        throw new Error('payload names another store');
     } catch (err) {
       // The registry being unreachable is not the record's fault: fail the batch, kafkajs retries it
       // (records already applied are skipped on the retry).
@@ -211,10 +231,18 @@ export class ConfigDirectory implements StoreDirectory {
       // previous state of the item stays. The writer validates before producing, so this means a
       // foreign producer or an incompatible schema change.
       recordsApplied.inc({ result: 'invalid' });
-      this.log.error({ err, partition, offset, key: `${key.storeId}|${kind}|${key.itemId}` }, 'invalid store-config record skipped');
+      this.log.error(
+        { err, partition, offset, key: `${key.storeId}|${kind}|${key.itemId}` },
+        'invalid store-config record skipped',
+      );
       return;
     }
-    this.put(key.storeId, kind, key.itemId, { version: envelope.version, writtenAt: envelope.written_at, offset, value });
+    this.put(key.storeId, kind, key.itemId, {
+      version: envelope.version,
+      writtenAt: envelope.written_at,
+      offset,
+      value,
+    });
     this.queueSink({
       store_id: key.storeId,
       kind,
@@ -418,7 +446,12 @@ export class ConfigDirectory implements StoreDirectory {
     if (typeof token !== 'string' || token.trim() === '') {
       return { ok: false, status: 401, code: 'missing_token', message: 'X-Storefront-Access-Token is required' };
     }
-    const invalid: AuthResult = { ok: false, status: 401, code: 'invalid_token', message: 'the access token is not valid' };
+    const invalid: AuthResult = {
+      ok: false,
+      status: 401,
+      code: 'invalid_token',
+      message: 'the access token is not valid',
+    };
     if (token.length > MAX_TOKEN_LENGTH) return invalid;
     const digest = createHash('sha256').update(token, 'utf8').digest();
     const owner = this.tokens.get(digest.toString('hex'));
@@ -463,7 +496,8 @@ export class ConfigDirectory implements StoreDirectory {
   /** One item by id (expired previews are undefined). */
   item<K extends ConfigKind>(storeId: string, kind: K, itemId: string): ConfigPayload<K> | undefined {
     const v = this.stores.get(storeId)?.items.get(kind)?.get(itemId)?.value as ConfigPayload<K> | undefined;
-    if (v && kind === 'merch_preview' && Date.parse((v as ConfigPayload<'merch_preview'>).expires_at) <= Date.now()) return undefined;
+    if (v && kind === 'merch_preview' && Date.parse((v as ConfigPayload<'merch_preview'>).expires_at) <= Date.now())
+      return undefined;
     return v;
   }
 
@@ -472,11 +506,17 @@ export class ConfigDirectory implements StoreDirectory {
     const m = this.stores.get(storeId)?.items.get('merch_preview');
     if (!m) return [];
     const now = Date.now();
-    return [...m.entries()].filter(([, it]) => Date.parse((it.value as ConfigPayload<'merch_preview'>).expires_at) <= now).map(([id]) => id);
+    return [...m.entries()]
+      .filter(([, it]) => Date.parse((it.value as ConfigPayload<'merch_preview'>).expires_at) <= now)
+      .map(([id]) => id);
   }
 
   /** Item metadata: version (ULID of the write), when it was written, its offset. */
-  itemMeta(storeId: string, kind: ConfigKind, itemId: string): { version: string; writtenAt: number; offset: string } | undefined {
+  itemMeta(
+    storeId: string,
+    kind: ConfigKind,
+    itemId: string,
+  ): { version: string; writtenAt: number; offset: string } | undefined {
     const it = this.stores.get(storeId)?.items.get(kind)?.get(itemId);
     return it ? { version: it.version, writtenAt: it.writtenAt, offset: it.offset } : undefined;
   }

@@ -25,7 +25,8 @@ const directories = new WeakMap<AppContext, ConfigDirectory>();
 /** The running store directory of this app process. Throws when the store-config module is not started. */
 export function storeDirectory(ctx: AppContext): StoreDirectory {
   const d = directories.get(ctx);
-  if (!d) throw new Error('the store-config module is not started; it must come before modules that use storeDirectory(ctx)');
+  if (!d)
+    throw new Error('the store-config module is not started; it must come before modules that use storeDirectory(ctx)');
   return d;
 }
 
@@ -72,14 +73,18 @@ export const storeConfigModule: AppModule = {
             });
           }
           const { offset, partition, wait_ms } = q.data;
-          const caughtUp = wait_ms > 0 ? await directory.waitForOffset(partition, offset, wait_ms) : directory.hasApplied(partition, offset);
+          const caughtUp =
+            wait_ms > 0
+              ? await directory.waitForOffset(partition, offset, wait_ms)
+              : directory.hasApplied(partition, offset);
           return { caught_up: caughtUp, partition, position: String(directory.position(partition)) };
         });
         app.get('/whoami', async (req, reply) => {
           const header = req.headers['x-storefront-access-token'];
           const auth = directory.authenticate(Array.isArray(header) ? header[0] : header);
           reply.header('cache-control', 'no-store');
-          if (!auth.ok) return reply.code(auth.status).send({ error: { code: auth.code, message: auth.message, fields: [] } });
+          if (!auth.ok)
+            return reply.code(auth.status).send({ error: { code: auth.code, message: auth.message, fields: [] } });
           return { store_id: auth.store.storeId, name: auth.store.name, status: auth.store.status };
         });
       },

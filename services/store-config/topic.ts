@@ -29,7 +29,11 @@ export async function ensureConfigTopic(kafka: Kafka, topic: string, logger: Log
       if (created) logger.info({ topic }, 'created the store-config topic');
     } catch (err) {
       // another process created it between listTopics and createTopics
-      if ((err as { type?: string }).type !== 'TOPIC_ALREADY_EXISTS' && !/already exists/i.test(String((err as Error).message))) throw err;
+      if (
+        (err as { type?: string }).type !== 'TOPIC_ALREADY_EXISTS' &&
+        !/already exists/i.test(String((err as Error).message))
+      )
+        throw err;
     }
   } finally {
     await admin.disconnect();

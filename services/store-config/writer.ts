@@ -53,7 +53,9 @@ export interface WriteResult {
 }
 
 /** Kinds an export carries: tokens and webhook secrets (secrets, per store) and previews (ephemeral) are not exported. */
-export const EXPORTED_KINDS = CONFIG_KINDS.filter((k) => k !== 'store' && k !== 'access_token' && k !== 'merch_preview' && k !== 'webhook_secret');
+export const EXPORTED_KINDS = CONFIG_KINDS.filter(
+  (k) => k !== 'store' && k !== 'access_token' && k !== 'merch_preview' && k !== 'webhook_secret',
+);
 
 export const EXPORT_FORMAT = 'storefront-discovery/store-config';
 
@@ -93,7 +95,12 @@ export interface WriterOptions {
 }
 
 export function writerOptionsFromConfig(config: Config, logger?: Logger): WriterOptions {
-  return { brokers: config.kafkaBrokers, registryUrl: config.schemaRegistryUrl, topicPrefix: config.KAFKA_TOPIC_PREFIX, logger };
+  return {
+    brokers: config.kafkaBrokers,
+    registryUrl: config.schemaRegistryUrl,
+    topicPrefix: config.KAFKA_TOPIC_PREFIX,
+    logger,
+  };
 }
 
 /** Tokens: `sfat_` + 32 random bytes, base64url. Shown once; only the SHA-256 is written. */
@@ -141,7 +148,13 @@ export class ConfigWriter {
   async reader(): Promise<ConfigDirectory> {
     if (!this.directory) {
       this.directoryStarting ??= (async () => {
-        const d = new ConfigDirectory({ kafka: this.kafka, topic: this.topic, codec: this.codec, logger: this.log, groupIdPrefix: 'store-config-writer' });
+        const d = new ConfigDirectory({
+          kafka: this.kafka,
+          topic: this.topic,
+          codec: this.codec,
+          logger: this.log,
+          groupIdPrefix: 'store-config-writer',
+        });
         await d.start();
         this.directory = d;
         return d;
@@ -156,7 +169,12 @@ export class ConfigWriter {
     return d;
   }
 
-  private async produce(storeId: string, kind: ConfigKind, itemId: string, payload: unknown | null): Promise<WriteResult> {
+  private async produce(
+    storeId: string,
+    kind: ConfigKind,
+    itemId: string,
+    payload: unknown | null,
+  ): Promise<WriteResult> {
     const producer = await this.getProducer();
     let value: Buffer | null = null;
     if (payload !== null) {
@@ -195,12 +213,15 @@ export class ConfigWriter {
   // -------------------------------------------------------------------------------------------------
   // stores and tokens
 
-  async createStore(input: CreateStoreInput): Promise<{ storeId: string; token: string; tokenId: string } & WriteResult> {
+  async createStore(
+    input: CreateStoreInput,
+  ): Promise<{ storeId: string; token: string; tokenId: string } & WriteResult> {
     const storeId = input.storeId ?? nextUlid();
     const idCheck = StoreId.safeParse(storeId);
     if (!idCheck.success) throw new ConfigInputError([{ path: 'store_id', message: idCheck.error.issues[0].message }]);
     const dir = await this.reader();
-    if (dir.item(storeId, 'store', storeId)) throw new ConfigInputError([{ path: 'store_id', message: `store ${storeId} already exists` }]);
+    if (dir.item(storeId, 'store', storeId))
+      throw new ConfigInputError([{ path: 'store_id', message: `store ${storeId} already exists` }]);
     const store = this.validate('store', {
       store_id: storeId,
       name: input.name,
@@ -216,7 +237,10 @@ export class ConfigWriter {
     return { storeId, token, tokenId, ...w };
   }
 
-  private async writeToken(storeId: string, label: string | null): Promise<{ token: string; tokenId: string } & WriteResult> {
+  private async writeToken(
+    storeId: string,
+    label: string | null,
+  ): Promise<{ token: string; tokenId: string } & WriteResult> {
     const token = generateToken();
     const tokenId = nextUlid();
     const record = this.validate('access_token', {
@@ -230,7 +254,10 @@ export class ConfigWriter {
     return { token, tokenId, ...w };
   }
 
-  async issueToken(storeId: string, label: string | null = null): Promise<{ token: string; tokenId: string } & WriteResult> {
+  async issueToken(
+    storeId: string,
+    label: string | null = null,
+  ): Promise<{ token: string; tokenId: string } & WriteResult> {
     await this.requireStore(storeId);
     return this.writeToken(storeId, label);
   }
@@ -249,7 +276,11 @@ export class ConfigWriter {
 
   async suspendStore(storeId: string): Promise<WriteResult> {
     const { store } = await this.requireStore(storeId);
-    return this.produce(storeId, 'store', storeId, { ...store, status: 'suspended', suspended_at: new Date().toISOString() });
+    return this.produce(storeId, 'store', storeId, {
+      ...store,
+      status: 'suspended',
+      suspended_at: new Date().toISOString(),
+    });
   }
 
   async resumeStore(storeId: string): Promise<WriteResult> {
@@ -266,8 +297,14 @@ export class ConfigWriter {
       store_id: storeId,
       media_preloads: { ...store.media_preloads, ...(patch.media_preloads ?? {}) },
     });
-    if (next.primary_market && next.primary_market !== store.primary_market && !dir.item(storeId, 'market', next.primary_market)) {
-      throw new ConfigInputError([{ path: 'primary_market', message: `market ${next.primary_market} does not exist in store ${storeId}` }]);
+    if (
+      next.primary_market &&
+      next.primary_market !== store.primary_market &&
+      !dir.item(storeId, 'market', next.primary_market)
+    ) {
+      throw new ConfigInputError([
+        { path: 'primary_market', message: `market ${next.primary_market} does not exist in store ${storeId}` },
+      ]);
     }
     const w = await this.produce(storeId, 'store', storeId, next);
     return { ...w, store: toStoreRecord(next) };
@@ -280,7 +317,11 @@ export class ConfigWriter {
    * Validate and write one item of a kind (insert or replace). Store records and tokens have their own
    * functions. References (fallback blocks, sort order codes) must exist in the store.
    */
-  async putConfig<K extends ConfigKind>(storeId: string, kind: K, item: unknown): Promise<WriteResult & { itemId: string; value: ConfigPayload<K> }> {
+  async putConfig<K extends ConfigKind>(
+    storeId: string,
+    kind: K,
+    item: unknown,
+  ): Promise<WriteResult & { itemId: string; value: ConfigPayload<K> }> {
     if (kind === 'store' || kind === 'access_token') throw new Error(`use the store/token functions for ${kind}`);
     const { dir } = await this.requireStore(storeId);
     let input = item;
@@ -297,7 +338,8 @@ export class ConfigWriter {
   async deleteConfig(storeId: string, kind: ConfigKind, itemId: string): Promise<WriteResult> {
     if (kind === 'store') throw new Error('stores are suspended, not deleted (see deleteStore)');
     const { dir, store } = await this.requireStore(storeId);
-    if (!dir.itemMeta(storeId, kind, itemId)) throw new NotFoundError(`${kind} ${itemId} does not exist in store ${storeId}`);
+    if (!dir.itemMeta(storeId, kind, itemId))
+      throw new NotFoundError(`${kind} ${itemId} does not exist in store ${storeId}`);
     const users = referencesTo(dir, store, kind, itemId);
     if (users.length) throw new ConfigInputError(users.map((u) => ({ path: itemId, message: `still used by ${u}` })));
     return this.produce(storeId, kind, itemId, null);
@@ -335,7 +377,14 @@ export class ConfigWriter {
       const list = dir.items(storeId, kind);
       if (list.length) (items as Record<string, unknown[]>)[kind] = list;
     }
-    return { format: EXPORT_FORMAT, format_version: 1, exported_at: new Date().toISOString(), store_id: storeId, store: settings, items };
+    return {
+      format: EXPORT_FORMAT,
+      format_version: 1,
+      exported_at: new Date().toISOString(),
+      store_id: storeId,
+      store: settings,
+      items,
+    };
   }
 
   /**
@@ -347,7 +396,9 @@ export class ConfigWriter {
   async importConfig(
     doc: unknown,
     opts: { storeId?: string; name?: string; prune?: boolean } = {},
-  ): Promise<{ storeId: string; created: boolean; token?: string; written: number; deleted: number } & Partial<WriteResult>> {
+  ): Promise<
+    { storeId: string; created: boolean; token?: string; written: number; deleted: number } & Partial<WriteResult>
+  > {
     const parsed = parseDocument(doc);
     const dir = await this.reader();
     const targetId = opts.storeId ?? nextUlid();
@@ -469,12 +520,14 @@ export function checkReferences<K extends ConfigKind>(
 ): { path: string; message: string }[] {
   const out: { path: string; message: string }[] = [];
   const sortOrder = (code: string | null, path: string) => {
-    if (code && code !== 'relevance' && !exists('sort_order', code)) out.push({ path, message: `sort order ${code} does not exist` });
+    if (code && code !== 'relevance' && !exists('sort_order', code))
+      out.push({ path, message: `sort order ${code} does not exist` });
   };
   if (kind === 'block') {
     const b = value as ConfigPayload<'block'>;
     b.fallback.forEach((f, i) => {
-      if (!exists('block', f.block_id)) out.push({ path: formatPath(['fallback', i, 'block_id']), message: `block ${f.block_id} does not exist` });
+      if (!exists('block', f.block_id))
+        out.push({ path: formatPath(['fallback', i, 'block_id']), message: `block ${f.block_id} does not exist` });
     });
   } else if (kind === 'merch_rule') {
     sortOrder((value as ConfigPayload<'merch_rule'>).sort_order_code, 'sort_order_code');
@@ -482,7 +535,11 @@ export function checkReferences<K extends ConfigKind>(
     sortOrder((value as ConfigPayload<'merch_preview'>).rule.sort_order_code, 'rule.sort_order_code');
   } else if (kind === 'search_rule') {
     (value as ConfigPayload<'search_rule'>).actions.forEach((a, i) => {
-      if (a.type === 'set_sort_order') sortOrder(String((a as { sort_order_code?: string }).sort_order_code), formatPath(['actions', i, 'sort_order_code']));
+      if (a.type === 'set_sort_order')
+        sortOrder(
+          String((a as { sort_order_code?: string }).sort_order_code),
+          formatPath(['actions', i, 'sort_order_code']),
+        );
     });
   }
   return out;
@@ -492,31 +549,43 @@ export function checkReferences<K extends ConfigKind>(
 function referencesTo(dir: ConfigDirectory, store: ConfigPayload<'store'>, kind: ConfigKind, id: string): string[] {
   const storeId = store.store_id;
   const out: string[] = [];
-  if (kind === 'market' && store.primary_market === id) out.push(`the store's primary_market (change it with stores update --market)`);
+  if (kind === 'market' && store.primary_market === id)
+    out.push(`the store's primary_market (change it with stores update --market)`);
   if (kind === 'sort_order') {
     for (const r of dir.items(storeId, 'merch_rule')) if (r.sort_order_code === id) out.push(`merch_rule ${r.id}`);
     for (const r of dir.items(storeId, 'search_rule')) {
-      if (r.actions.some((a) => a.type === 'set_sort_order' && (a as { sort_order_code?: string }).sort_order_code === id)) out.push(`search_rule ${r.id}`);
+      if (
+        r.actions.some((a) => a.type === 'set_sort_order' && (a as { sort_order_code?: string }).sort_order_code === id)
+      )
+        out.push(`search_rule ${r.id}`);
     }
   }
   if (kind === 'block') {
-    for (const b of dir.items(storeId, 'block')) if (b.fallback.some((f) => f.block_id === id)) out.push(`block ${b.id} (fallback)`);
+    for (const b of dir.items(storeId, 'block'))
+      if (b.fallback.some((f) => f.block_id === id)) out.push(`block ${b.id} (fallback)`);
   }
   return out;
 }
 
-function parseDocument(doc: unknown): { store: Record<string, unknown> & { name?: string }; items: Record<string, unknown[]> } {
+function parseDocument(doc: unknown): {
+  store: Record<string, unknown> & { name?: string };
+  items: Record<string, unknown[]>;
+} {
   const issues: { path: string; message: string }[] = [];
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigInputError([{ path: '(root)', message: 'expected a JSON object' }]);
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc))
+    throw new ConfigInputError([{ path: '(root)', message: 'expected a JSON object' }]);
   const d = doc as Record<string, unknown>;
   if (d.format !== EXPORT_FORMAT) issues.push({ path: 'format', message: `expected "${EXPORT_FORMAT}"` });
   if (d.format_version !== 1) issues.push({ path: 'format_version', message: 'expected 1' });
-  if (!d.store || typeof d.store !== 'object' || Array.isArray(d.store)) issues.push({ path: 'store', message: 'expected an object' });
+  if (!d.store || typeof d.store !== 'object' || Array.isArray(d.store))
+    issues.push({ path: 'store', message: 'expected an object' });
   const items = d.items ?? {};
-  if (typeof items !== 'object' || Array.isArray(items)) issues.push({ path: 'items', message: 'expected an object keyed by kind' });
+  if (typeof items !== 'object' || Array.isArray(items))
+    issues.push({ path: 'items', message: 'expected an object keyed by kind' });
   else {
     for (const [kind, list] of Object.entries(items)) {
-      if (!(EXPORTED_KINDS as string[]).includes(kind)) issues.push({ path: `items.${kind}`, message: `not an importable kind (${EXPORTED_KINDS.join(', ')})` });
+      if (!(EXPORTED_KINDS as string[]).includes(kind))
+        issues.push({ path: `items.${kind}`, message: `not an importable kind (${EXPORTED_KINDS.join(', ')})` });
       else if (!Array.isArray(list)) issues.push({ path: `items.${kind}`, message: 'expected an array' });
     }
   }

@@ -184,7 +184,8 @@ export function parsePrice(value: unknown): number | null {
 
 /** fractions round down; missing, non-numeric or below 1 → 1 */
 export function parseQuantity(value: unknown): number {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
+  const n =
+    typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
   if (!Number.isFinite(n)) return 1;
   const q = Math.floor(n);
   return q >= 1 ? Math.min(q, 1_000_000) : 1;
@@ -210,7 +211,14 @@ function normalizeItem(it: ItemInput): NormalizedItem | null {
   const variantId = normalizeGid(it.variantId, 'ProductVariant');
   const title = nonEmpty(it.title);
   if (productId === null && variantId === null && title === null) return null;
-  return { productId, variantId, title, type: nonEmpty(it.type), price: parsePrice(it.price), options: optionsOf(it.options) };
+  return {
+    productId,
+    variantId,
+    title,
+    type: nonEmpty(it.type),
+    price: parsePrice(it.price),
+    options: optionsOf(it.options),
+  };
 }
 
 // ─── click ids ──────────────────────────────────────────────────────────────────────────────────────────
@@ -307,7 +315,14 @@ export function resolveMarket(
     explicitCountry && found.countries.includes(explicitCountry) ? explicitCountry : (geoCountry ?? detectedCountry);
   const strict = store.marketMode === 'strict';
   return {
-    market: { code: found.code, marketId: found.marketId, source, mode: strict ? 'strict' : 'pricing_only', filterCatalog: strict, marketPricing: true },
+    market: {
+      code: found.code,
+      marketId: found.marketId,
+      source,
+      mode: strict ? 'strict' : 'pricing_only',
+      filterCatalog: strict,
+      marketPricing: true,
+    },
     pricingCountry,
     currency: found.currency,
   };
@@ -334,7 +349,13 @@ export function normalizeContext(
   let b2b: RequestContext['b2b'] = null;
   if (identity.companyLocationId) {
     if (!identity.customerId) {
-      return { ok: false, status: 403, code: 'b2b_forbidden', message: 'identity.companyLocationId requires identity.customerId', path: 'identity.customerId' };
+      return {
+        ok: false,
+        status: 403,
+        code: 'b2b_forbidden',
+        message: 'identity.companyLocationId requires identity.customerId',
+        path: 'identity.customerId',
+      };
     }
     const companyId = store.companyOfLocation(identity.companyLocationId);
     if (!companyId || !store.companiesOfCustomer(identity.customerId).includes(companyId)) {
@@ -404,7 +425,8 @@ export function normalizeContext(
     fromPage: p.fromPage ?? null,
   }));
 
-  const fst = typeof c.freeShippingThreshold === 'number' ? c.freeShippingThreshold : parsePrice(c.freeShippingThreshold);
+  const fst =
+    typeof c.freeShippingThreshold === 'number' ? c.freeShippingThreshold : parsePrice(c.freeShippingThreshold);
   const freeShippingThreshold = fst !== null && Number.isFinite(fst) && fst > 0 ? fst : null;
 
   const mk = c.marketing;

@@ -10,7 +10,13 @@ export class StorefrontError extends Error {
   readonly code: ErrorCode;
   readonly fields: { path: string; message: string }[];
   readonly headers: Record<string, string>;
-  constructor(status: number, code: ErrorCode, message: string, fields: { path: string; message: string }[] = [], headers: Record<string, string> = {}) {
+  constructor(
+    status: number,
+    code: ErrorCode,
+    message: string,
+    fields: { path: string; message: string }[] = [],
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.name = 'StorefrontError';
     this.status = status;
@@ -20,7 +26,11 @@ export class StorefrontError extends Error {
   }
 }
 
-export function errorBody(code: ErrorCode, message: string, fields: { path: string; message: string }[] = []): ErrorBody {
+export function errorBody(
+  code: ErrorCode,
+  message: string,
+  fields: { path: string; message: string }[] = [],
+): ErrorBody {
   return { error: { code, message, fields } };
 }
 
@@ -40,12 +50,20 @@ export function zodFields(error: z.ZodError, base = ''): { path: string; message
 }
 
 export function validationError(error: z.ZodError, base = ''): StorefrontError {
-  return new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', zodFields(error, base));
+  return new StorefrontError(
+    422,
+    'validation_failed',
+    'The request is invalid; see error.fields.',
+    zodFields(error, base),
+  );
 }
 
 export function sendError(reply: FastifyReply, err: StorefrontError): FastifyReply {
   for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
-  return reply.code(err.status).type('application/json; charset=utf-8').send(errorBody(err.code, err.message, err.fields));
+  return reply
+    .code(err.status)
+    .type('application/json; charset=utf-8')
+    .send(errorBody(err.code, err.message, err.fields));
 }
 
 /**
@@ -55,9 +73,13 @@ export function sendError(reply: FastifyReply, err: StorefrontError): FastifyRep
 export function fromFastifyError(err: FastifyError): StorefrontError {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return new StorefrontError(422, 'invalid_json', 'The body is not valid JSON.', [{ path: '', message: err.message }]);
+      return new StorefrontError(422, 'invalid_json', 'The body is not valid JSON.', [
+        { path: '', message: err.message },
+      ]);
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new StorefrontError(422, 'invalid_json', 'The body is empty; send a JSON object (at least {}).', [{ path: '', message: err.message }]);
+      return new StorefrontError(422, 'invalid_json', 'The body is empty; send a JSON object (at least {}).', [
+        { path: '', message: err.message },
+      ]);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new StorefrontError(413, 'payload_too_large', 'The body exceeds the size limit.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -70,7 +92,9 @@ export function fromFastifyError(err: FastifyError): StorefrontError {
   }
   // SyntaxError from a JSON parser, or any other client error Fastify classifies with a 4xx status
   if (err instanceof SyntaxError) {
-    return new StorefrontError(422, 'invalid_json', 'The body is not valid JSON.', [{ path: '', message: err.message }]);
+    return new StorefrontError(422, 'invalid_json', 'The body is not valid JSON.', [
+      { path: '', message: err.message },
+    ]);
   }
   const status = err.statusCode ?? 500;
   if (status === 413) return new StorefrontError(413, 'payload_too_large', 'The body exceeds the size limit.');
@@ -78,7 +102,11 @@ export function fromFastifyError(err: FastifyError): StorefrontError {
   if (status === 406) return new StorefrontError(406, 'not_acceptable', err.message);
   if (status === 404) return new StorefrontError(404, 'not_found', err.message);
   if (status === 405) return new StorefrontError(405, 'method_not_allowed', err.message);
-  if (status >= 400 && status < 500) return new StorefrontError(422, 'validation_failed', err.message, [{ path: '', message: err.message }]);
-  if (status === 503) return new StorefrontError(503, 'unavailable', 'Temporarily unavailable; retry shortly.', [], { 'retry-after': '1' });
+  if (status >= 400 && status < 500)
+    return new StorefrontError(422, 'validation_failed', err.message, [{ path: '', message: err.message }]);
+  if (status === 503)
+    return new StorefrontError(503, 'unavailable', 'Temporarily unavailable; retry shortly.', [], {
+      'retry-after': '1',
+    });
   return new StorefrontError(500, 'internal_error', 'Internal error.');
 }

@@ -79,7 +79,8 @@ function detectCountry(req: FastifyRequest, ip: string | null, trusted: BlockLis
   if (peer && trusted.check(peer, peer.includes(':') ? 'ipv6' : 'ipv4')) {
     for (const h of EDGE_COUNTRY_HEADERS) {
       const v = req.headers[h];
-      if (typeof v === 'string' && /^[A-Za-z]{2}$/.test(v.trim()) && v.trim().toUpperCase() !== 'XX') return v.trim().toUpperCase();
+      if (typeof v === 'string' && /^[A-Za-z]{2}$/.test(v.trim()) && v.trim().toUpperCase() !== 'XX')
+        return v.trim().toUpperCase();
     }
   }
   return ip ? geoFromIp(ip).country : null;
@@ -90,7 +91,10 @@ function header(req: FastifyRequest, name: string): string | null {
   return typeof v === 'string' ? v : Array.isArray(v) ? (v[0] ?? null) : null;
 }
 
-const requestSeconds = histogram('storefront_request_duration_seconds', 'Storefront API requests by route and status', ['route', 'status']);
+const requestSeconds = histogram('storefront_request_duration_seconds', 'Storefront API requests by route and status', [
+  'route',
+  'status',
+]);
 /** the histogram's child per route and status (prom-client hashes the label object on every observe) */
 const requestSecondsBy = new Map<string, { observe(v: number): void }>();
 function observeRequest(route: string, status: number, seconds: number): void {
@@ -167,7 +171,9 @@ export class AuthCache {
 
 /** context JSON of bodyless requests per store view and signals (it depends on nothing else) */
 const bodylessContextJson = new WeakMap<StorefrontStoreView, Map<string, string>>();
-const refusals = counter('storefront_refused_total', 'Storefront requests refused before the handler, by error code', ['code']);
+const refusals = counter('storefront_refused_total', 'Storefront requests refused before the handler, by error code', [
+  'code',
+]);
 
 /** Install the frame on an encapsulated Fastify instance (the storefront plugin). */
 export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
@@ -230,9 +236,15 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
       refusals.inc({ code: 'rate_limited' });
       sendError(
         reply,
-        new StorefrontError(429, 'rate_limited', `Too many requests for this ${limit.scope === 'store' ? 'store' : 'client'}; retry after ${seconds} s.`, [], {
-          'retry-after': String(seconds),
-        }),
+        new StorefrontError(
+          429,
+          'rate_limited',
+          `Too many requests for this ${limit.scope === 'store' ? 'store' : 'client'}; retry after ${seconds} s.`,
+          [],
+          {
+            'retry-after': String(seconds),
+          },
+        ),
       );
       return;
     }
@@ -260,18 +272,27 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
       const got = raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw;
       sendError(
         reply,
-        new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', [{ path: '', message: `expected a JSON object, received ${got}` }]),
+        new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', [
+          { path: '', message: `expected a JSON object, received ${got}` },
+        ]),
       );
       return;
     }
     const body = (raw ?? {}) as Record<string, unknown>;
     const fields: { path: string; message: string }[] = [];
-    const identity = body.identity === undefined ? { success: true as const, data: undefined } : IdentitySchema.safeParse(body.identity);
+    const identity =
+      body.identity === undefined
+        ? { success: true as const, data: undefined }
+        : IdentitySchema.safeParse(body.identity);
     if (!identity.success) fields.push(...validationError(identity.error, 'identity').fields);
-    const context = body.context === undefined ? { success: true as const, data: undefined } : ContextSchema.safeParse(body.context);
+    const context =
+      body.context === undefined ? { success: true as const, data: undefined } : ContextSchema.safeParse(body.context);
     if (!context.success) fields.push(...validationError(context.error, 'context').fields);
     if (fields.length > 0) {
-      sendError(reply, new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', fields));
+      sendError(
+        reply,
+        new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', fields),
+      );
       return;
     }
     const result = normalizeContext(sf.view, identity.data, context.data, {
@@ -281,7 +302,10 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
       deviceType: sf.deviceType,
     });
     if (!result.ok) {
-      sendError(reply, new StorefrontError(403, result.code, result.message, [{ path: result.path, message: result.message }]));
+      sendError(
+        reply,
+        new StorefrontError(403, result.code, result.message, [{ path: result.path, message: result.message }]),
+      );
       return;
     }
     sf.context = result.context;
@@ -316,7 +340,12 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
   });
 }
 
-function buildRequestEvent(req: FastifyRequest, reply: FastifyReply, sf: StorefrontRequestState, kind: RequestKind): RequestEvent {
+function buildRequestEvent(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  sf: StorefrontRequestState,
+  kind: RequestKind,
+): RequestEvent {
   const rc = sf.context as RequestContext | null;
   const sdk = header(req, 'x-sdk-client');
   return requestEvent({

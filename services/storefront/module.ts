@@ -47,13 +47,20 @@ export const storefrontModule: AppModule = {
       logger: log,
       refreshMs: config.AUTOCOMPLETE_REFRESH_MS,
     });
-    await feed.start().catch((err: Error) => log.warn({ err: err.message }, 'autocomplete: initial load failed; retrying on the refresh interval'));
+    await feed
+      .start()
+      .catch((err: Error) =>
+        log.warn({ err: err.message }, 'autocomplete: initial load failed; retrying on the refresh interval'),
+      );
     ctx.onClose(async () => {
       await feed.stop();
       index.close();
     });
     const age = gauge('autocomplete_index_age_seconds', 'Seconds since the autocomplete index was last fully reloaded');
-    const applied = counter('autocomplete_trending_messages_total', 'agg:trending messages applied to the autocomplete index');
+    const applied = counter(
+      'autocomplete_trending_messages_total',
+      'agg:trending messages applied to the autocomplete index',
+    );
     let lastApplied = 0;
     const metricsTimer = setInterval(() => {
       if (feed.lastLoadAt) age.set((Date.now() - feed.lastLoadAt) / 1000);
@@ -66,7 +73,10 @@ export const storefrontModule: AppModule = {
       if (!feed.lastLoadAt) throw new Error('trending index not loaded yet');
     });
 
-    const rateLimited = counter('storefront_rate_limit_degraded_total', 'Storefront requests admitted by the local rate-limit buckets alone because Redis failed or timed out');
+    const rateLimited = counter(
+      'storefront_rate_limit_degraded_total',
+      'Storefront requests admitted by the local rate-limit buckets alone because Redis failed or timed out',
+    );
     const rateLimiter = createRateLimiter(
       ctx.redis,
       {

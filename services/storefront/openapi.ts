@@ -37,7 +37,8 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
     if (node && typeof node === 'object') {
       const out: Json = {};
       for (const [k, v] of Object.entries(node as Json)) {
-        if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) out[k] = COMPONENT_REF + v.slice('#/$defs/'.length);
+        if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/'))
+          out[k] = COMPONENT_REF + v.slice('#/$defs/'.length);
         else out[k] = rewrite(v);
       }
       return out;
@@ -57,7 +58,10 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
 }
 
 const STANDARD_HEADERS = {
-  'x-request-id': { description: 'ULID of the request (= attributionToken where the response has one).', schema: { type: 'string' } },
+  'x-request-id': {
+    description: 'ULID of the request (= attributionToken where the response has one).',
+    schema: { type: 'string' },
+  },
   'x-service-build': { description: 'Build version that served the request.', schema: { type: 'string' } },
 };
 
@@ -97,7 +101,13 @@ export function buildOpenApi(operations: readonly Operation[], info: { version: 
         });
       }
     }
-    if (!op.public) parameters.push({ name: 'Accept', in: 'header', required: false, schema: { type: 'string', default: 'application/json' } });
+    if (!op.public)
+      parameters.push({
+        name: 'Accept',
+        in: 'header',
+        required: false,
+        schema: { type: 'string', default: 'application/json' },
+      });
     const responses: Json = {};
     for (const [status, r] of Object.entries(op.responses)) {
       responses[status] = {
@@ -106,11 +116,18 @@ export function buildOpenApi(operations: readonly Operation[], info: { version: 
         ...(r.schema ? { content: { 'application/json': { schema: toSchema(r.schema, 'output', components) } } } : {}),
       };
     }
-    const errorStatuses = op.public ? [] : Object.keys(ERROR_RESPONSES).map(Number).filter((s) => op.body || (s !== 413 && s !== 415 && s !== 403));
+    const errorStatuses = op.public
+      ? []
+      : Object.keys(ERROR_RESPONSES)
+          .map(Number)
+          .filter((s) => op.body || (s !== 413 && s !== 415 && s !== 403));
     for (const s of errorStatuses) {
       responses[String(s)] ??= {
         description: ERROR_RESPONSES[s],
-        headers: s === 429 ? { ...STANDARD_HEADERS, 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } } : STANDARD_HEADERS,
+        headers:
+          s === 429
+            ? { ...STANDARD_HEADERS, 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } }
+            : STANDARD_HEADERS,
         content: { 'application/json': { schema: errorRef } },
       };
     }
@@ -122,7 +139,12 @@ export function buildOpenApi(operations: readonly Operation[], info: { version: 
       ...(op.public ? { security: [] } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(op.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(op.body, 'input', components) } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: toSchema(op.body, 'input', components) } },
+            },
+          }
         : {}),
       responses,
     };

@@ -35,7 +35,9 @@ export const MIN_QUERY_CHARS = 2;
 const AutocompleteQuery = AutocompleteQuerySchema.extend({
   query: z
     .string()
-    .refine((q) => codePointLength(q) <= AUTOCOMPLETE_MAX_QUERY, { message: `at most ${AUTOCOMPLETE_MAX_QUERY} characters` })
+    .refine((q) => codePointLength(q) <= AUTOCOMPLETE_MAX_QUERY, {
+      message: `at most ${AUTOCOMPLETE_MAX_QUERY} characters`,
+    })
     .optional(),
 });
 
@@ -46,7 +48,7 @@ export const OPERATIONS: Operation[] = [
     operationId: 'autocomplete',
     summary: 'Query suggestions',
     description:
-      'Ranked query-text suggestions from the store\'s trending searches: prefix matches first, then similar queries. With no effective query (omitted, or under 2 characters after sanitizing) the top trending queries. Brand curation applies. Returns no products.',
+      "Ranked query-text suggestions from the store's trending searches: prefix matches first, then similar queries. With no effective query (omitted, or under 2 characters after sanitizing) the top trending queries. Brand curation applies. Returns no products.",
     query: AutocompleteQuerySchema,
     responses: { 200: { description: 'Suggestions.', schema: AutocompleteResponseSchema } },
   },

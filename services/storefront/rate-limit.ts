@@ -138,7 +138,11 @@ const BREAKER_MS = 1_000;
 /** buckets unused this long (and with nothing to write) are forgotten */
 const IDLE_MS = 30_000;
 
-export function createRateLimiter(redis: Redis, settings: RateLimitSettings, onDegraded?: (err: Error) => void): RateLimiter {
+export function createRateLimiter(
+  redis: Redis,
+  settings: RateLimitSettings,
+  onDegraded?: (err: Error) => void,
+): RateLimiter {
   const r = redis as WithCommand;
   if (typeof r.sfRateLimitSync !== 'function') r.defineCommand('sfRateLimitSync', { lua: SYNC_SCRIPT });
   const storeOn = settings.storePerSec > 0;
@@ -163,7 +167,10 @@ export function createRateLimiter(redis: Redis, settings: RateLimitSettings, onD
     let s = stores.get(storeId);
     if (!s) {
       // the store id is in every key (tenancy), in a hash tag so a cluster keeps a store's keys on one slot
-      s = { store: storeOn ? new Bucket(`sf:rl:{${storeId}}`, settings.storePerSec, settings.storeBurst, t) : null, ips: new Map() };
+      s = {
+        store: storeOn ? new Bucket(`sf:rl:{${storeId}}`, settings.storePerSec, settings.storeBurst, t) : null,
+        ips: new Map(),
+      };
       stores.set(storeId, s);
     }
     let ib: Bucket | null = null;
@@ -195,7 +202,9 @@ export function createRateLimiter(redis: Redis, settings: RateLimitSettings, onD
       // a refusing bucket is read again with the next sync: another process may have overdrawn it
       if (w1 > 0 && sb) dirty.add(sb);
       if (w2 > 0 && ib) dirty.add(ib);
-      return w1 >= w2 ? { allowed: false, retryAfterMs: Math.max(1, w1), scope: 'store' } : { allowed: false, retryAfterMs: Math.max(1, w2), scope: 'ip' };
+      return w1 >= w2
+        ? { allowed: false, retryAfterMs: Math.max(1, w1), scope: 'store' }
+        : { allowed: false, retryAfterMs: Math.max(1, w2), scope: 'ip' };
     }
     if (sb) {
       sb.tokens -= 1;
@@ -257,7 +266,10 @@ export function createRateLimiter(redis: Redis, settings: RateLimitSettings, onD
     }
     const groups = [...byStore.values()];
     let failed = false;
-    const pipeline = r.pipeline() as unknown as { sfRateLimitSync(n: number, ...a: (string | number)[]): unknown; exec(): Promise<[Error | null, unknown][] | null> };
+    const pipeline = r.pipeline() as unknown as {
+      sfRateLimitSync(n: number, ...a: (string | number)[]): unknown;
+      exec(): Promise<[Error | null, unknown][] | null>;
+    };
     for (const g of groups) {
       const args: (string | number)[] = g.map((b) => b.key);
       for (const b of g) args.push(b.rate, b.burst, b.sending);
@@ -328,7 +340,8 @@ export function createRateLimiter(redis: Redis, settings: RateLimitSettings, onD
     for (const [storeId, s] of stores) {
       for (const [ip, b] of s.ips) if (t - b.lastUse > IDLE_MS && b.pending === 0 && b.sending === 0) s.ips.delete(ip);
       const sb = s.store;
-      if (s.ips.size === 0 && (!sb || (t - sb.lastUse > IDLE_MS && sb.pending === 0 && sb.sending === 0))) stores.delete(storeId);
+      if (s.ips.size === 0 && (!sb || (t - sb.lastUse > IDLE_MS && sb.pending === 0 && sb.sending === 0)))
+        stores.delete(storeId);
     }
   }, 10_000);
   sweeper.unref();

@@ -110,7 +110,13 @@ function build(dir: StoreDirectory, record: StoreRecord): StorefrontStoreView {
 }
 
 /** the redirect URL for a normalized query: exact term, else (semantic terms) the same stem key */
-export function redirectFor(view: Pick<StorefrontStoreView, 'redirects' | 'semanticRedirects'>, normalized: string): string | undefined {
+export function redirectFor(
+  view: Pick<StorefrontStoreView, 'redirects' | 'semanticRedirects'>,
+  normalized: string,
+): string | undefined {
   if (view.redirects.size === 0) return undefined;
-  return view.redirects.get(normalized) ?? (view.semanticRedirects ? view.redirects.get(`~${stemKey(normalized)}`) : undefined);
+  return (
+    view.redirects.get(normalized) ??
+    (view.semanticRedirects ? view.redirects.get(`~${stemKey(normalized)}`) : undefined)
+  );
 }

@@ -69,7 +69,9 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
     const raw = batch.map((d) => rawRow(d));
     // the cells of trending_search_events_hourly this chunk feeds (same filter as its materialized view)
     const trending = new TrendingKeys();
-    for (const r of raw) if (r.event_type === 'search' && r.query !== '' && !r.is_bot) trending.add(r.store_id, r.geo_country, r.query, r.ts);
+    for (const r of raw)
+      if (r.event_type === 'search' && r.query !== '' && !r.is_bot)
+        trending.add(r.store_id, r.geo_country, r.query, r.ts);
 
     // load the state of every session in the chunk
     const keyOf = (e: EnrichedEvent) => ctx.stateKey('s', e.store_id, e.session_id);
@@ -85,8 +87,16 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
     const coView = new RowSummer<PairRow>(['sessions']);
     const coCart = new RowSummer<PairRow>(['sessions']);
     const sv = new RowSummer<QueryProductRow>(['sessions']);
-    const vtb = new RowSummer<{ store_id: string; viewed_id: string; bought_id: string; day: string; purchases: number }>(['purchases']);
-    const stp = new RowSummer<{ store_id: string; query: string; product_id: string; day: string; purchases: number }>(['purchases']);
+    const vtb = new RowSummer<{
+      store_id: string;
+      viewed_id: string;
+      bought_id: string;
+      day: string;
+      purchases: number;
+    }>(['purchases']);
+    const stp = new RowSummer<{ store_id: string; query: string; product_id: string; day: string; purchases: number }>([
+      'purchases',
+    ]);
     const sessionRows = new Map<string, SessionRow>();
 
     for (const d of batch) {
@@ -126,11 +136,16 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
             if (r.country > prev.country) prev.country = r.country;
           }
         },
-        coView: (a, b, day) => coView.add(`${store}|${a}|${b}|${day}`, { store_id: store, product_a: a, product_b: b, day, sessions: 1 }),
-        coCart: (a, b, day) => coCart.add(`${store}|${a}|${b}|${day}`, { store_id: store, product_a: a, product_b: b, day, sessions: 1 }),
-        searchedViewed: (q, p, day) => sv.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, sessions: 1 }),
-        viewedBought: (v, b, day) => vtb.add(`${store}|${v}|${b}|${day}`, { store_id: store, viewed_id: v, bought_id: b, day, purchases: 1 }),
-        searchedPurchased: (q, p, day) => stp.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, purchases: 1 }),
+        coView: (a, b, day) =>
+          coView.add(`${store}|${a}|${b}|${day}`, { store_id: store, product_a: a, product_b: b, day, sessions: 1 }),
+        coCart: (a, b, day) =>
+          coCart.add(`${store}|${a}|${b}|${day}`, { store_id: store, product_a: a, product_b: b, day, sessions: 1 }),
+        searchedViewed: (q, p, day) =>
+          sv.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, sessions: 1 }),
+        viewedBought: (v, b, day) =>
+          vtb.add(`${store}|${v}|${b}|${day}`, { store_id: store, viewed_id: v, bought_id: b, day, purchases: 1 }),
+        searchedPurchased: (q, p, day) =>
+          stp.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, purchases: 1 }),
       });
       changed.add(key);
     }

@@ -37,7 +37,14 @@ export interface SessionState {
 }
 
 export interface SessionOutputs {
-  sessions: (sessionRow: { seq: number; ts: string; views: number; carts: number; searches: number; country: string }) => void;
+  sessions: (sessionRow: {
+    seq: number;
+    ts: string;
+    views: number;
+    carts: number;
+    searches: number;
+    country: string;
+  }) => void;
   coView: (a: string, b: string, day: string) => void;
   coCart: (a: string, b: string, day: string) => void;
   searchedViewed: (query: string, product: string, day: string) => void;
@@ -54,7 +61,13 @@ export function alreadyApplied(s: SessionState, partition: number, offset: bigin
   return s.p === partition && BigInt(s.o) >= offset;
 }
 
-export function applyEvent(s: SessionState, e: EnrichedEvent, partition: number, offset: bigint, out: SessionOutputs): void {
+export function applyEvent(
+  s: SessionState,
+  e: EnrichedEvent,
+  partition: number,
+  offset: bigint,
+  out: SessionOutputs,
+): void {
   const t = Date.parse(e.timestamp);
   if (s.seq === 0 || t - s.last > SESSION_GAP_MS) {
     s.seq = s.seq + 1;

@@ -50,7 +50,10 @@ export function contribution(o: Order): OrderContribution | null {
   for (const li of o.line_items) {
     if (li.quantity <= 0) continue;
     const prev = items[li.product_id] ?? [0, '0'];
-    items[li.product_id] = [prev[0] + li.quantity, (BigInt(prev[1]) + toMicros(li.price) * BigInt(li.quantity)).toString()];
+    items[li.product_id] = [
+      prev[0] + li.quantity,
+      (BigInt(prev[1]) + toMicros(li.price) * BigInt(li.quantity)).toString(),
+    ];
     if (!paired.includes(li.product_id) && paired.length < ORDER_PAIR_WINDOW) paired.push(li.product_id);
   }
   return { day: utcDay(o.created_at), items, paired };
@@ -59,14 +62,33 @@ export function contribution(o: Order): OrderContribution | null {
 type SalesRow = { store_id: string; day: string; product_id: string; units: number; orders: number; revenue: bigint };
 type PairRow = { store_id: string; product_a: string; product_b: string; day: string; orders: number };
 
-function addContribution(store: string, c: OrderContribution | null, sign: 1 | -1, sales: RowSummer<SalesRow>, pairs: RowSummer<PairRow>) {
+function addContribution(
+  store: string,
+  c: OrderContribution | null,
+  sign: 1 | -1,
+  sales: RowSummer<SalesRow>,
+  pairs: RowSummer<PairRow>,
+) {
   if (!c) return;
   for (const [pid, [units, micros]] of Object.entries(c.items)) {
-    sales.add(`${store}|${c.day}|${pid}`, { store_id: store, day: c.day, product_id: pid, units: sign * units, orders: sign, revenue: BigInt(sign) * BigInt(micros) });
+    sales.add(`${store}|${c.day}|${pid}`, {
+      store_id: store,
+      day: c.day,
+      product_id: pid,
+      units: sign * units,
+      orders: sign,
+      revenue: BigInt(sign) * BigInt(micros),
+    });
   }
   for (const a of c.paired) {
     for (const b of c.paired) {
-      pairs.add(`${store}|${a}|${b}|${c.day}`, { store_id: store, product_a: a, product_b: b, day: c.day, orders: sign });
+      pairs.add(`${store}|${a}|${b}|${c.day}`, {
+        store_id: store,
+        product_a: a,
+        product_b: b,
+        day: c.day,
+        orders: sign,
+      });
     }
   }
 }

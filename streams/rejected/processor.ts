@@ -7,7 +7,11 @@ import { chTime, zodParse } from '../runtime/util.ts';
 export const rejectedProcessor: Processor<RejectedEvent> = {
   name: 'rejected',
   topic: 'rejected',
-  tables: { written: ['rejected_events_raw'], views: [], compare: { rejected_events_raw: { day: 'ts', measure: 'count()' } } },
+  tables: {
+    written: ['rejected_events_raw'],
+    views: [],
+    compare: { rejected_events_raw: { day: 'ts', measure: 'count()' } },
+  },
   parse: (value) => zodParse(RejectedEventSchema, value),
   async process(batch) {
     return {

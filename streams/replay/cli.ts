@@ -23,15 +23,26 @@ import { type ReplayEvent, ReplayError, runReplay } from './replay.ts';
 
 const program = new Command()
   .name('replay')
-  .description('Rebuild a processor’s ClickHouse tables from the Kafka log into shadow tables, compare, and swap them in atomically')
+  .description(
+    'Rebuild a processor’s ClickHouse tables from the Kafka log into shadow tables, compare, and swap them in atomically',
+  )
   .requiredOption('--processor <name>', `processor to replay: ${Object.keys(PROCESSORS).join(', ')}`)
   .requiredOption('--from <start>', "'earliest', an ISO 8601 time, or partition offsets like 0:120,1:98")
   .option('--no-swap', 'compare only; keep the shadow tables for inspection')
   .option('--swap', 'swap after comparing (default for --from earliest)')
-  .option('--allow-partial-swap', 'allow swapping the result of a replay from a time or offsets (it holds only part of the history)')
+  .option(
+    '--allow-partial-swap',
+    'allow swapping the result of a replay from a time or offsets (it holds only part of the history)',
+  )
   .option('--url <url>', 'the app to run the replay in (single-node mode); default http://HOST:HTTP_PORT')
   .parse();
-const args = program.opts<{ processor: string; from: string; swap?: boolean; allowPartialSwap?: boolean; url?: string }>();
+const args = program.opts<{
+  processor: string;
+  from: string;
+  swap?: boolean;
+  allowPartialSwap?: boolean;
+  url?: string;
+}>();
 const swapGiven = process.argv.includes('--swap') || process.argv.includes('--no-swap');
 
 const config = loadConfigOrExit();
@@ -44,12 +55,18 @@ try {
 }
 const processor = processorByName(args.processor);
 if (!processor) {
-  process.stderr.write(`--processor: unknown processor ${JSON.stringify(args.processor)}; known: ${Object.keys(PROCESSORS).join(', ')}\n`);
+  process.stderr.write(
+    `--processor: unknown processor ${JSON.stringify(args.processor)}; known: ${Object.keys(PROCESSORS).join(', ')}\n`,
+  );
   process.exit(64);
 }
 
 const bar = new cliProgress.SingleBar(
-  { format: ' {phase} |{bar}| {percentage}% | {value}/{total} messages | {rate} msg/s', hideCursor: true, clearOnComplete: false },
+  {
+    format: ' {phase} |{bar}| {percentage}% | {value}/{total} messages | {rate} msg/s',
+    hideCursor: true,
+    clearOnComplete: false,
+  },
   cliProgress.Presets.shades_classic,
 );
 let barStarted = false;
@@ -73,7 +90,9 @@ function onEvent(e: ReplayEvent) {
       bar.update(e.done, { phase, rate: e.eventsPerSecond });
       break;
     case 'diff':
-      diffs.push(`  ${e.diff.table}  store=${e.diff.store_id}  day=${e.diff.day}  live=${e.diff.live}  shadow=${e.diff.shadow}`);
+      diffs.push(
+        `  ${e.diff.table}  store=${e.diff.store_id}  day=${e.diff.day}  live=${e.diff.live}  shadow=${e.diff.shadow}`,
+      );
       break;
     case 'result': {
       if (barStarted) bar.stop();
@@ -82,9 +101,14 @@ function onEvent(e: ReplayEvent) {
       process.stdout.write(
         `\nreplayed ${r.messages} messages of ${r.processor} in ${r.seconds}s (${r.eventsPerSecond} msg/s) into ${r.tables.length} tables\n`,
       );
-      if (diffs.length) process.stdout.write(`differences between live and rebuilt tables (store, day):\n${diffs.join('\n')}\n`);
+      if (diffs.length)
+        process.stdout.write(`differences between live and rebuilt tables (store, day):\n${diffs.join('\n')}\n`);
       else process.stdout.write('live and rebuilt tables agree on every store and day\n');
-      process.stdout.write(r.swapped ? 'swapped: the rebuilt tables are live; the previous ones are kept as <table>__shadow\n' : 'not swapped: the rebuilt tables are <table>__shadow\n');
+      process.stdout.write(
+        r.swapped
+          ? 'swapped: the rebuilt tables are live; the previous ones are kept as <table>__shadow\n'
+          : 'not swapped: the rebuilt tables are <table>__shadow\n',
+      );
       break;
     }
     case 'error':
@@ -96,7 +120,12 @@ function onEvent(e: ReplayEvent) {
   }
 }
 
-const request = { processor: args.processor, from, swap: swapGiven ? args.swap : undefined, allowPartialSwap: args.allowPartialSwap };
+const request = {
+  processor: args.processor,
+  from,
+  swap: swapGiven ? args.swap : undefined,
+  allowPartialSwap: args.allowPartialSwap,
+};
 
 if (config.embedded.clickhouse) {
   // single node: the app owns chDB, so the app runs the replay
@@ -106,7 +135,9 @@ if (config.embedded.clickhouse) {
     try {
       token = readFileSync(replayTokenPath(config), 'utf8').trim();
     } catch {
-      process.stderr.write(`no replay token: set STREAMS_REPLAY_TOKEN or start the app once (it writes ${replayTokenPath(config)})\n`);
+      process.stderr.write(
+        `no replay token: set STREAMS_REPLAY_TOKEN or start the app once (it writes ${replayTokenPath(config)})\n`,
+      );
       process.exit(78);
     }
   }
@@ -115,7 +146,12 @@ if (config.embedded.clickhouse) {
     res = await fetch(`${url}/internal/replay`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ processor: args.processor, from: args.from, swap: request.swap, allowPartialSwap: request.allowPartialSwap }),
+      body: JSON.stringify({
+        processor: args.processor,
+        from: args.from,
+        swap: request.swap,
+        allowPartialSwap: request.allowPartialSwap,
+      }),
     });
   } catch (err) {
     process.stderr.write(`cannot reach the app at ${url}: ${(err as Error).message} (is \`npm start\` running?)\n`);
@@ -155,7 +191,12 @@ if (config.embedded.clickhouse) {
     dlq: {
       async send(records) {
         await producer.connect();
-        await producer.sendBatch({ topicMessages: records.map((r) => ({ topic: r.topic, messages: [{ key: r.key, value: r.value, headers: r.headers }] })) });
+        await producer.sendBatch({
+          topicMessages: records.map((r) => ({
+            topic: r.topic,
+            messages: [{ key: r.key, value: r.value, headers: r.headers }],
+          })),
+        });
       },
     },
   };

@@ -64,13 +64,23 @@ export function parseFrom(from: string): ReplayFrom {
 
 export async function replayRoutes(
   app: FastifyInstance,
-  opts: { token: string; streams: () => Streams | undefined; config: Config; db: Db; redis: Redis; kafka: Kafka; logger: Logger },
+  opts: {
+    token: string;
+    streams: () => Streams | undefined;
+    config: Config;
+    db: Db;
+    redis: Redis;
+    kafka: Kafka;
+    logger: Logger;
+  },
 ) {
   app.post('/replay', { bodyLimit: 16 * 1024 }, async (req, reply) => {
     const auth = req.headers.authorization ?? '';
     const given = auth.startsWith('Bearer ') ? auth.slice(7) : '';
     if (!given || !sameToken(given, opts.token)) {
-      return reply.code(401).send({ error: { code: 'unauthorized', message: 'a valid bearer token is required (see DATA_DIR/replay.token)' } });
+      return reply.code(401).send({
+        error: { code: 'unauthorized', message: 'a valid bearer token is required (see DATA_DIR/replay.token)' },
+      });
     }
     const parsed = ReplayRequestSchema.safeParse(req.body);
     if (!parsed.success) {
@@ -86,17 +96,38 @@ export async function replayRoutes(
     try {
       from = parseFrom(parsed.data.from);
     } catch (err) {
-      return reply.code(422).send({ error: { code: 'invalid_body', message: (err as Error).message, fields: [{ path: 'from', message: (err as Error).message }] } });
+      return reply.code(422).send({
+        error: {
+          code: 'invalid_body',
+          message: (err as Error).message,
+          fields: [{ path: 'from', message: (err as Error).message }],
+        },
+      });
     }
-    const request = { processor: parsed.data.processor, from, swap: parsed.data.swap, allowPartialSwap: parsed.data.allowPartialSwap };
+    const request = {
+      processor: parsed.data.processor,
+      from,
+      swap: parsed.data.swap,
+      allowPartialSwap: parsed.data.allowPartialSwap,
+    };
     try {
       validateReplay(request);
     } catch (err) {
       const e = err as ReplayError;
-      return reply.code(e.status ?? 422).send({ error: { code: 'invalid_body', message: e.message, fields: e.field ? [{ path: e.field, message: e.message }] : [] } });
+      return reply.code(e.status ?? 422).send({
+        error: {
+          code: 'invalid_body',
+          message: e.message,
+          fields: e.field ? [{ path: e.field, message: e.message }] : [],
+        },
+      });
     }
     const streams = opts.streams();
-    if (!streams) return reply.code(503).header('retry-after', '5').send({ error: { code: 'not_ready', message: 'stream processors are still starting' } });
+    if (!streams)
+      return reply
+        .code(503)
+        .header('retry-after', '5')
+        .send({ error: { code: 'not_ready', message: 'stream processors are still starting' } });
 
     reply.hijack();
     const res = reply.raw;

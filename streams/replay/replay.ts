@@ -38,7 +38,10 @@ import { defaultGroupId, ProcessorRunner } from '../runtime/runtime.ts';
 import type { CompareSpec, Processor, RuntimeDeps } from '../runtime/types.ts';
 import { liveNamespace, lostBlocksKey, namespaceKey, type Streams } from '../service.ts';
 
-export type ReplayFrom = { kind: 'earliest' } | { kind: 'time'; ms: number } | { kind: 'offsets'; offsets: Map<number, bigint> };
+export type ReplayFrom =
+  | { kind: 'earliest' }
+  | { kind: 'time'; ms: number }
+  | { kind: 'offsets'; offsets: Map<number, bigint> };
 
 export interface ReplayOptions {
   processor: string;
@@ -78,7 +81,13 @@ export interface ReplayResult {
   /** wall time per phase: shadow DDL, consuming (incl. cut-over), compare, swap (`seconds` = the first two) */
   phaseSeconds: { prepare: number; consume: number; compare: number; swap: number };
   /** the replay runner's chunks and their cost per stage (ms summed over partitions) */
-  chunks: { count: number; messages: number; stageMs: Record<string, number>; firstChunkAfterSeconds: number; lastChunkAfterSeconds: number };
+  chunks: {
+    count: number;
+    messages: number;
+    stageMs: Record<string, number>;
+    firstChunkAfterSeconds: number;
+    lastChunkAfterSeconds: number;
+  };
 }
 
 /** A backlog by definition: a replay reads in chunks at least this large (fewer inserts per table). */
@@ -117,16 +126,29 @@ const MAX_DIFFS_PER_TABLE = 100;
 export function validateReplay(opts: ReplayOptions): { processor: Processor<any>; swap: boolean } {
   // own properties only ('constructor' is no processor); `catalog-products` finds `catalog_products`
   const processor = processorByName(opts.processor);
-  if (!processor) throw new ReplayError(422, `unknown processor ${JSON.stringify(opts.processor)}; known: ${Object.keys(PROCESSORS).join(', ')}`, 'processor');
+  if (!processor)
+    throw new ReplayError(
+      422,
+      `unknown processor ${JSON.stringify(opts.processor)}; known: ${Object.keys(PROCESSORS).join(', ')}`,
+      'processor',
+    );
   const full = opts.from.kind === 'earliest';
   const swap = opts.swap ?? full;
   if (swap && !full && !opts.allowPartialSwap) {
-    throw new ReplayError(422, 'a partial replay (from a time or offsets) rebuilds only part of the history; pass allowPartialSwap to swap it anyway', 'swap');
+    throw new ReplayError(
+      422,
+      'a partial replay (from a time or offsets) rebuilds only part of the history; pass allowPartialSwap to swap it anyway',
+      'swap',
+    );
   }
   return { processor, swap };
 }
 
-export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: ReplayEvent) => void): Promise<ReplayResult> {
+export async function runReplay(
+  env: ReplayEnv,
+  opts: ReplayOptions,
+  emit: (e: ReplayEvent) => void,
+): Promise<ReplayResult> {
   const { processor, swap } = validateReplay(opts);
   const { db, redis, kafka, logger } = env;
   const lockKey = `sd:streams:replay-lock:${processor.name}`;
@@ -148,7 +170,11 @@ export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: R
     if (!live) {
       const described = await admin.describeGroups([liveGroup]);
       const members = described.groups[0]?.members.length ?? 0;
-      if (members > 0) throw new ReplayError(409, `consumer group ${liveGroup} has ${members} active member(s): stop the ${processor.name} processor before replaying it`);
+      if (members > 0)
+        throw new ReplayError(
+          409,
+          `consumer group ${liveGroup} has ${members} active member(s): stop the ${processor.name} processor before replaying it`,
+        );
     }
 
     // ---- 1. shadow tables and views
@@ -172,7 +198,8 @@ export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: R
       }
     } else {
       for (const [p, o] of low) start.set(p, opts.from.offsets.get(p) ?? o);
-      for (const p of opts.from.offsets.keys()) if (!low.has(p)) throw new ReplayError(422, `topic ${topic} has no partition ${p}`);
+      for (const p of opts.from.offsets.keys())
+        if (!low.has(p)) throw new ReplayError(422, `topic ${topic} has no partition ${p}`);
     }
     for (const [p, o] of start) {
       const lo = low.get(p) ?? 0n;
@@ -205,14 +232,23 @@ export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: R
     };
     const ticker = setInterval(() => {
       const elapsed = (performance.now() - t0) / 1000;
-      emit({ type: 'progress', done: done(), total: sumTarget(start, target), eventsPerSecond: Math.round(done() / Math.max(elapsed, 0.001)) });
+      emit({
+        type: 'progress',
+        done: done(),
+        total: sumTarget(start, target),
+        eventsPerSecond: Math.round(done() / Math.max(elapsed, 0.001)),
+      });
     }, 500);
     try {
       await runner.start();
       await runner.whenDone();
 
       // ---- 4. cut-over: stop live, catch up to exactly where live stopped
-      emit({ type: 'phase', phase: 'cutover', message: `stopping the live ${processor.name} processor and catching up to its position` });
+      emit({
+        type: 'phase',
+        phase: 'cutover',
+        message: `stopping the live ${processor.name} processor and catching up to its position`,
+      });
       if (live) {
         await live.stop();
         liveStopped = true;
@@ -236,7 +272,12 @@ export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: R
     runner = undefined;
     const messages = sumTarget(start, target);
     const seconds = (performance.now() - t0) / 1000;
-    emit({ type: 'progress', done: messages, total: messages, eventsPerSecond: Math.round(messages / Math.max(seconds, 0.001)) });
+    emit({
+      type: 'progress',
+      done: messages,
+      total: messages,
+      eventsPerSecond: Math.round(messages / Math.max(seconds, 0.001)),
+    });
 
     // ---- 5. compare
     emit({ type: 'phase', phase: 'compare', message: 'comparing live and shadow per store and day' });
@@ -254,7 +295,8 @@ export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: R
     let swapped = false;
     if (swap) {
       emit({ type: 'phase', phase: 'swap', message: `swapping ${tables.length} tables` });
-      for (const t of tables) await db.command(`EXCHANGE TABLES ${assertIdentifier(t)} AND ${assertIdentifier(t + SHADOW)}`);
+      for (const t of tables)
+        await db.command(`EXCHANGE TABLES ${assertIdentifier(t)} AND ${assertIdentifier(t + SHADOW)}`);
       swapped = true;
       await dropShadowViews(db, processor);
       await rebindLiveViews(db, liveViews);
@@ -280,24 +322,45 @@ export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: R
       differences,
       swapped,
       stoppedAt: Object.fromEntries([...target].map(([p, o]) => [String(p), o.toString()])),
-      phaseSeconds: { prepare: r3(tPrepared - t0), consume: r3(tCompare - tPrepared), compare: r3(tSwap - tCompare), swap: r3(tEnd - tSwap) },
-      chunks: { count: stats.chunks, messages: stats.messages, stageMs: Object.fromEntries([...stats.ms].map(([k, v]) => [k, Math.round(v)])),
+      phaseSeconds: {
+        prepare: r3(tPrepared - t0),
+        consume: r3(tCompare - tPrepared),
+        compare: r3(tSwap - tCompare),
+        swap: r3(tEnd - tSwap),
+      },
+      chunks: {
+        count: stats.chunks,
+        messages: stats.messages,
+        stageMs: Object.fromEntries([...stats.ms].map(([k, v]) => [k, Math.round(v)])),
         firstChunkAfterSeconds: r3(stats.firstChunkAt - stats.startedAt),
         lastChunkAfterSeconds: r3(stats.lastChunkAt - stats.startedAt),
       },
     };
-    emit({ type: 'phase', phase: 'done', message: swapped ? 'swapped; live processing resumed' : 'done (not swapped)' });
+    emit({
+      type: 'phase',
+      phase: 'done',
+      message: swapped ? 'swapped; live processing resumed' : 'done (not swapped)',
+    });
     emit({ type: 'result', result });
     return result;
   } finally {
     if (runner) await runner.stop().catch(() => {});
     if (liveStopped && env.streams) {
-      await env.streams.restart(processor.name).catch((err) => logger.error({ err }, 'restarting the live processor after replay failed'));
+      await env.streams
+        .restart(processor.name)
+        .catch((err) => logger.error({ err }, 'restarting the live processor after replay failed'));
     }
     await admin.deleteGroups([replayGroup]).catch(() => {});
     await new BatchJournal(redis, replayGroup).reset(topic, [...(await partitionsOf(admin, topic))]).catch(() => {});
     await admin.disconnect().catch(() => {});
-    await redis.eval("if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0", 1, lockKey, runId).catch(() => {});
+    await redis
+      .eval(
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+        1,
+        lockKey,
+        runId,
+      )
+      .catch(() => {});
   }
 }
 
@@ -307,13 +370,24 @@ export async function runReplay(env: ReplayEnv, opts: ReplayOptions, emit: (e: R
  * fetch. The admin's helper keeps the default fetch wait (5 s, on a paused topic always spent in full);
  * this one waits 20 ms, which took ~10 s off every replay (start offsets + the swap).
  */
-export async function setGroupOffsets(kafka: Kafka, admin: ReturnType<Kafka['admin']>, groupId: string, topic: string, offsets: Map<number, bigint>): Promise<void> {
+export async function setGroupOffsets(
+  kafka: Kafka,
+  admin: ReturnType<Kafka['admin']>,
+  groupId: string,
+  topic: string,
+  offsets: Map<number, bigint>,
+): Promise<void> {
   const described = await admin.describeGroups([groupId]);
   const state = described.groups[0]?.state;
   if (state && state !== 'Empty' && state !== 'Dead' && state !== 'Unknown') {
     throw new Error(`the consumer group ${groupId} must have no running instances, current state: ${state}`);
   }
-  const consumer = kafka.consumer({ groupId, maxWaitTimeInMs: 20, allowAutoTopicCreation: false, retry: { retries: 5 } });
+  const consumer = kafka.consumer({
+    groupId,
+    maxWaitTimeInMs: 20,
+    allowAutoTopicCreation: false,
+    retry: { retries: 5 },
+  });
   await consumer.connect();
   try {
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -331,7 +405,8 @@ export async function setGroupOffsets(kafka: Kafka, admin: ReturnType<Kafka['adm
   const committed = await admin.fetchOffsets({ groupId, topics: [topic] });
   for (const p of committed[0]?.partitions ?? []) {
     const want = offsets.get(p.partition);
-    if (want !== undefined && BigInt(p.offset) !== want) throw new Error(`setting offsets of ${groupId} failed: partition ${p.partition} is at ${p.offset}, not ${want}`);
+    if (want !== undefined && BigInt(p.offset) !== want)
+      throw new Error(`setting offsets of ${groupId} failed: partition ${p.partition} is at ${p.offset}, not ${want}`);
   }
 }
 
@@ -379,10 +454,12 @@ export async function createShadows(db: Db, processor: Processor<any>, tables: s
  */
 export async function rebindLiveViews(db: Db, statements: Map<string, string>): Promise<void> {
   for (const [view, statement] of statements) {
-    if (!/^CREATE MATERIALIZED VIEW /.test(statement)) throw new Error(`unexpected DDL of ${view}: ${statement.slice(0, 80)}`);
+    if (!/^CREATE MATERIALIZED VIEW /.test(statement))
+      throw new Error(`unexpected DDL of ${view}: ${statement.slice(0, 80)}`);
     await db.command(statement.replace(/^CREATE MATERIALIZED VIEW /, 'CREATE OR REPLACE MATERIALIZED VIEW '));
     const [row] = await db.query<{ statement: string }>(`SHOW CREATE TABLE ${assertIdentifier(view)}`);
-    if (!row || row.statement.includes(SHADOW)) throw new Error(`materialized view ${view} still refers to a shadow table after the swap`);
+    if (!row || row.statement.includes(SHADOW))
+      throw new Error(`materialized view ${view} still refers to a shadow table after the swap`);
   }
 }
 
@@ -397,7 +474,8 @@ export function shadowDdl(statement: string, database: string, names: string[]):
 }
 
 async function dropShadowViews(db: Db, processor: Processor<any>) {
-  for (const v of processor.tables.views) await db.command(`DROP VIEW IF EXISTS ${assertIdentifier(v.view + SHADOW)} SYNC`);
+  for (const v of processor.tables.views)
+    await db.command(`DROP VIEW IF EXISTS ${assertIdentifier(v.view + SHADOW)} SYNC`);
 }
 
 /** Per store and day, the table's measure in live and shadow; returns the rows that differ. */
@@ -433,7 +511,13 @@ async function deleteNamespace(redis: Redis, namespace: string, processor: strin
   try {
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `sd:streams:state:${namespace}:${processor}:*`, 'COUNT', 1000);
+      const [next, keys] = await redis.scan(
+        cursor,
+        'MATCH',
+        `sd:streams:state:${namespace}:${processor}:*`,
+        'COUNT',
+        1000,
+      );
       if (keys.length) await redis.unlink(...keys);
       cursor = next;
     } while (cursor !== '0');

@@ -29,7 +29,8 @@ export const requestsProcessor: Processor<RequestEvent> = {
     const rows = batch.map((d) => requestRow(d));
     const trending = new TrendingKeys();
     for (const r of rows) {
-      if (r.kind === 'search' && r.query !== '' && r.status_code < 400 && r.device_type !== 'bot') trending.add(r.store_id, r.geo_country, r.query, r.ts);
+      if (r.kind === 'search' && r.query !== '' && r.status_code < 400 && r.device_type !== 'bot')
+        trending.add(r.store_id, r.geo_country, r.query, r.ts);
     }
     return { writes: [{ table: 'requests_raw', rows }], afterWrite: () => trending.notify(ctx) };
   },

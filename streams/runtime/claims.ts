@@ -65,7 +65,8 @@ export class Claims {
     this.ttlSeconds = Math.max(1, Math.round(horizonHours * 3600));
     this.ledger = ledger;
     // ioredis: EVALSHA with a transparent EVAL fallback on NOSCRIPT
-    if (!(redis as unknown as Record<string, unknown>).streamsClaim) redis.defineCommand('streamsClaim', { lua: CLAIM_SCRIPT });
+    if (!(redis as unknown as Record<string, unknown>).streamsClaim)
+      redis.defineCommand('streamsClaim', { lua: CLAIM_SCRIPT });
     if (ledger) {
       assertIdentifier(ledger.spec.table);
       assertIdentifier(ledger.spec.idColumn);
@@ -86,7 +87,8 @@ export class Claims {
     for (const [err] of replies) if (err) throw err;
     const epoch = this.ledger ? (replies.shift() as [Error | null, unknown])[1] : undefined;
     const prior = (replies[0][1] as (string | null)[]).map((v) => v ?? null);
-    if (prior.length !== items.length) throw new Error(`claim script answered ${prior.length} of ${items.length} claims`);
+    if (prior.length !== items.length)
+      throw new Error(`claim script answered ${prior.length} of ${items.length} claims`);
     const owners = prior.map((p, i) => p === null || p === items[i].position);
     if (!this.ledger) return owners;
 
@@ -94,7 +96,10 @@ export class Claims {
     if (Date.now() >= this.verifyUntil) return owners;
     const fresh = items.filter((_, i) => prior[i] === null);
     if (fresh.length === 0) return owners;
-    const stored = await this.ledgerPositions(topic, fresh.map((f) => f.key));
+    const stored = await this.ledgerPositions(
+      topic,
+      fresh.map((f) => f.key),
+    );
     const restore = this.redis.pipeline();
     items.forEach((it, i) => {
       const original = prior[i] === null ? stored.get(it.key) : undefined;
@@ -132,11 +137,16 @@ export class Claims {
     const ledger = this.ledger as NonNullable<typeof this.ledger>;
     if (forgotten) {
       // a fresh Redis over an empty ledger is a first start, not a loss
-      const [row] = await ledger.db.query<{ n: string | number }>(`SELECT count() AS n FROM (SELECT 1 FROM ${ledger.spec.table} LIMIT 1)`);
+      const [row] = await ledger.db.query<{ n: string | number }>(
+        `SELECT count() AS n FROM (SELECT 1 FROM ${ledger.spec.table} LIMIT 1)`,
+      );
       if (Number(row?.n ?? 0) > 0) {
         this.verifyUntil = Date.now() + this.ttlSeconds * 1000;
         await this.redis.set(verifyUntilKey(topic), String(this.verifyUntil), 'EX', this.ttlSeconds);
-        ledger.logger.warn({ until: new Date(this.verifyUntil).toISOString() }, 'Redis lost the dedup claims: verifying new ids against the ledger for one dedup horizon');
+        ledger.logger.warn(
+          { until: new Date(this.verifyUntil).toISOString() },
+          'Redis lost the dedup claims: verifying new ids against the ledger for one dedup horizon',
+        );
       }
       this.verifyLoaded = true;
       return;
@@ -160,7 +170,11 @@ export class Claims {
        WHERE store_id IN {stores:Array(String)} AND ${spec.idColumn} IN {ids:Array(String)}
          AND ${spec.timeColumn} >= now() - toIntervalSecond({horizon:UInt32}) - toIntervalDay(1)
        GROUP BY store_id, id, p`,
-      { stores: [...new Set(pairs.map((p) => p[0]))], ids: [...new Set(pairs.map((p) => p[1]))], horizon: this.ttlSeconds },
+      {
+        stores: [...new Set(pairs.map((p) => p[0]))],
+        ids: [...new Set(pairs.map((p) => p[1]))],
+        horizon: this.ttlSeconds,
+      },
     );
     const out = new Map<string, string>();
     for (const r of rows) {

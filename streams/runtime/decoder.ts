@@ -7,7 +7,11 @@ import { RegistryError } from '../../schemas/registry-client.ts';
 import type { TopicKey } from '../../schemas/topics.ts';
 import { UndecodableError, type ValueDecoder } from './types.ts';
 
-export function registryDecoder(registryUrl: string, topics: { key: TopicKey; name: string }[], codec?: ValueCodec): ValueDecoder {
+export function registryDecoder(
+  registryUrl: string,
+  topics: { key: TopicKey; name: string }[],
+  codec?: ValueCodec,
+): ValueDecoder {
   const c = codec ?? createValueCodec({ registryUrl });
   for (const { key, name } of topics) {
     const schema = (READER_SCHEMAS as Partial<Record<TopicKey, unknown>>)[key];
@@ -21,7 +25,8 @@ export function registryDecoder(registryUrl: string, topics: { key: TopicKey; na
       } catch (err) {
         // deterministic failures are poison; an unreachable registry is not (the chunk is retried)
         if (err instanceof CodecError) throw new UndecodableError(err.message);
-        if (err instanceof RegistryError && err.status >= 400 && err.status < 500) throw new UndecodableError(err.message);
+        if (err instanceof RegistryError && err.status >= 400 && err.status < 500)
+          throw new UndecodableError(err.message);
         throw err;
       }
     },

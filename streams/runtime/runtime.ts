@@ -87,7 +87,9 @@ export class ProcessorRunner<T> {
     this.claims = new Claims(
       deps.redis,
       opts.dedupHorizonHours,
-      processor.ledger ? { db: deps.db, spec: processor.ledger, logger: deps.logger.child({ processor: processor.name }) } : undefined,
+      processor.ledger
+        ? { db: deps.db, spec: processor.ledger, logger: deps.logger.child({ processor: processor.name }) }
+        : undefined,
     );
     this.mode = opts.replay ? 'replay' : 'live';
     const suffix = opts.tableSuffix ?? '';
@@ -219,7 +221,10 @@ export class ProcessorRunner<T> {
         while (j < msgs.length && BigInt(msgs[j].offset) <= recorded) j++;
         if (BigInt(msgs[j - 1].offset) < recorded && j === msgs.length) {
           // this fetch ended before the recorded end: fetch again from `first` (nothing resolved)
-          this.logger.debug({ partition, first: String(first), recorded: String(recorded) }, 'waiting for the journaled batch end');
+          this.logger.debug(
+            { partition, first: String(first), recorded: String(recorded) },
+            'waiting for the journaled batch end',
+          );
           await new Promise((r) => setTimeout(r, 50));
           return;
         }
@@ -238,12 +243,21 @@ export class ProcessorRunner<T> {
       this.stats.chunk(chunk.length, msgs.length);
       this.positions.set(partition, last + 1n);
       const hw = BigInt(batch.highWatermark);
-      streamMetrics.lag.set({ processor: this.processor.name, mode: this.mode, topic, partition: String(partition) }, Number(hw > last ? hw - last - 1n : 0n));
+      streamMetrics.lag.set(
+        { processor: this.processor.name, mode: this.mode, topic, partition: String(partition) },
+        Number(hw > last ? hw - last - 1n : 0n),
+      );
       streamMetrics.batchSize.observe({ processor: this.processor.name, mode: this.mode }, chunk.length);
-      streamMetrics.batchSeconds.observe({ processor: this.processor.name, mode: this.mode }, (performance.now() - t0) / 1000);
+      streamMetrics.batchSeconds.observe(
+        { processor: this.processor.name, mode: this.mode },
+        (performance.now() - t0) / 1000,
+      );
       const newest = Number(chunk[chunk.length - 1].timestamp);
       if (Number.isFinite(newest) && !this.opts.replay) {
-        streamMetrics.freshness.observe({ processor: this.processor.name, mode: this.mode }, Math.max(0, Date.now() - newest) / 1000);
+        streamMetrics.freshness.observe(
+          { processor: this.processor.name, mode: this.mode },
+          Math.max(0, Date.now() - newest) / 1000,
+        );
       }
       this.checkDone();
       i = end;
@@ -341,7 +355,16 @@ export class ProcessorRunner<T> {
     lap('claims');
     if (dlq.length) {
       await this.deps.dlq.send(dlq);
-      this.logger.warn({ partition, first: String(first), last: String(last), count: dlq.length, reason: dlq[0].headers['x-dlq-reason'] }, 'messages sent to the DLQ');
+      this.logger.warn(
+        {
+          partition,
+          first: String(first),
+          last: String(last),
+          count: dlq.length,
+          reason: dlq[0].headers['x-dlq-reason'],
+        },
+        'messages sent to the DLQ',
+      );
     }
 
     lap('dlq');

@@ -6,7 +6,11 @@ import { dlqTopic, TOPICS, type TopicKey } from '../../schemas/topics.ts';
 
 const DLQ_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
-export async function ensureStreamTopics(kafka: Kafka, topics: { key: TopicKey; name: string }[], logger: Logger): Promise<void> {
+export async function ensureStreamTopics(
+  kafka: Kafka,
+  topics: { key: TopicKey; name: string }[],
+  logger: Logger,
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -14,7 +18,12 @@ export async function ensureStreamTopics(kafka: Kafka, topics: { key: TopicKey; 
     const wanted: { topic: string; partitions: number; policy: string; retentionMs: number }[] = [];
     for (const { key, name } of topics) {
       const spec = TOPICS[key];
-      wanted.push({ topic: name, partitions: spec.partitions, policy: spec.cleanupPolicy, retentionMs: spec.retentionMs });
+      wanted.push({
+        topic: name,
+        partitions: spec.partitions,
+        policy: spec.cleanupPolicy,
+        retentionMs: spec.retentionMs,
+      });
       wanted.push({ topic: dlqTopic(name), partitions: 1, policy: 'delete', retentionMs: DLQ_RETENTION_MS });
     }
     for (const w of wanted) {
@@ -36,7 +45,11 @@ export async function ensureStreamTopics(kafka: Kafka, topics: { key: TopicKey; 
         logger.info({ topic: w.topic }, 'created topic');
       } catch (err) {
         // another process created it between listTopics and createTopics
-        if ((err as { type?: string }).type !== 'TOPIC_ALREADY_EXISTS' && !/already exists/i.test(String((err as Error).message))) throw err;
+        if (
+          (err as { type?: string }).type !== 'TOPIC_ALREADY_EXISTS' &&
+          !/already exists/i.test(String((err as Error).message))
+        )
+          throw err;
       }
     }
   } finally {

@@ -44,7 +44,12 @@ export function parseTrendingMessage(text: string): TrendingMessage {
   if (!Array.isArray(v)) throw new Error('agg:trending message is not an array');
   return v.map((d) => {
     const r = d as TrendingDelta;
-    if (typeof r.store_id !== 'string' || typeof r.query !== 'string' || typeof r.bucket !== 'string' || typeof r.votes !== 'number') {
+    if (
+      typeof r.store_id !== 'string' ||
+      typeof r.query !== 'string' ||
+      typeof r.bucket !== 'string' ||
+      typeof r.votes !== 'number'
+    ) {
       throw new Error('malformed agg:trending entry');
     }
     return { store_id: r.store_id, country: String(r.country ?? ''), query: r.query, bucket: r.bucket, votes: r.votes };
@@ -82,7 +87,13 @@ export class TrendingKeys {
 
   private async currentVotes(ctx: ProcessContext): Promise<TrendingDelta[]> {
     const keys = [...this.keys.values()];
-    const current = await ctx.db.query<{ store_id: string; country: string; query: string; bucket_text: string; votes: string | number }>(
+    const current = await ctx.db.query<{
+      store_id: string;
+      country: string;
+      query: string;
+      bucket_text: string;
+      votes: string | number;
+    }>(
       `SELECT store_id, country, query, toString(bucket) AS bucket_text, uniqExactMerge(voters) AS votes
        FROM trending_queries
        WHERE store_id IN {stores:Array(String)} AND bucket IN {buckets:Array(DateTime('UTC'))} AND query IN {queries:Array(String)}
@@ -96,7 +107,13 @@ export class TrendingKeys {
     const deltas: TrendingDelta[] = [];
     for (const c of current) {
       if (!this.keys.has(`${c.store_id}|${c.country}|${c.query}|${c.bucket_text}`)) continue;
-      deltas.push({ store_id: c.store_id, country: c.country, query: c.query, bucket: `${c.bucket_text.replace(' ', 'T')}.000Z`, votes: Number(c.votes) });
+      deltas.push({
+        store_id: c.store_id,
+        country: c.country,
+        query: c.query,
+        bucket: `${c.bucket_text.replace(' ', 'T')}.000Z`,
+        votes: Number(c.votes),
+      });
     }
     return deltas;
   }

@@ -12,10 +12,16 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(ROOT, 'node_modules/.bin/node');
 const CLI = path.join(ROOT, 'services/admin/cli.ts');
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(NODE, [CLI, ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      NODE,
+      [CLI, ...args],
+      { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -24,7 +30,25 @@ describe('admin CLI without a broker', () => {
   it('prints help for the program, a group and a command', async () => {
     const top = await cli(['--help']);
     expect(top.code).toBe(0);
-    for (const group of ['stores', 'tokens', 'markets', 'sort-orders', 'blocks', 'merch-rules', 'previews', 'search-rules', 'redirects', 'synonyms', 'breakouts', 'ranking-rules', 'autocomplete', 'b2b', 'webhook-secrets', 'media-preloads', 'config']) {
+    for (const group of [
+      'stores',
+      'tokens',
+      'markets',
+      'sort-orders',
+      'blocks',
+      'merch-rules',
+      'previews',
+      'search-rules',
+      'redirects',
+      'synonyms',
+      'breakouts',
+      'ranking-rules',
+      'autocomplete',
+      'b2b',
+      'webhook-secrets',
+      'media-preloads',
+      'config',
+    ]) {
       expect(top.stdout).toContain(group);
     }
     const group = await cli(['blocks', '--help']);
@@ -44,7 +68,17 @@ describe('admin CLI without a broker', () => {
     const tree = walk(buildProgram(), []);
     const paths = tree.map(([p]) => p.join(' '));
     // the tree is what the docs list: every group, and the put/list/get/delete of the item kinds
-    expect(paths).toEqual(expect.arrayContaining(['', 'stores delete', 'b2b locations put', 'webhook-secrets add', 'media-preloads set', 'config import', 'autocomplete brand-prompt']));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '',
+        'stores delete',
+        'b2b locations put',
+        'webhook-secrets add',
+        'media-preloads set',
+        'config import',
+        'autocomplete brand-prompt',
+      ]),
+    );
     expect(tree.length).toBeGreaterThan(70);
     for (const [p, cmd] of tree) if (p.length) expect(cmd.description(), p.join(' ')).not.toBe('');
 

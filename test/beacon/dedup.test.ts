@@ -77,7 +77,10 @@ describe('event_id dedup (Redis)', () => {
       const id = eventId();
       await (await dedup.check(store, [id])).commit();
       clock = checkedAt;
-      expect((await dedup.check(store, [id])).states, `committed at +${committedAt - start}, checked at +${checkedAt - start}`).toEqual([expected]);
+      expect(
+        (await dedup.check(store, [id])).states,
+        `committed at +${committedAt - start}, checked at +${checkedAt - start}`,
+      ).toEqual([expected]);
       // the bucket written at the commit expires exactly when checks stop reading it
       expect(dedupBuckets(store, H, committedAt).expireAtMs).toBeGreaterThanOrEqual(committedAt + H);
     }
@@ -87,7 +90,12 @@ describe('event_id dedup (Redis)', () => {
     const dead = createRedis('redis://127.0.0.1:1');
     dead.on('error', () => {});
     const errors: string[] = [];
-    const dedup = createEventDedup({ redis: dead, horizonMs: 86_400_000, timeoutMs: 200, onError: (op) => errors.push(op) });
+    const dedup = createEventDedup({
+      redis: dead,
+      horizonMs: 86_400_000,
+      timeoutMs: 200,
+      onError: (op) => errors.push(op),
+    });
     const check = await dedup.check('store-e', [eventId()]);
     expect(check.states).toEqual(['new']);
     expect(check.checked).toBe(false);

@@ -1,20 +1,46 @@
 // Server-side enrichment: client IP behind trusted proxies, geo, User-Agent → device/browser/OS/bot, channel.
 import { describe, expect, it } from 'vitest';
-import { clientIp, deviceTypeFromUserAgent, geoFromIp, inferChannel, normalizeIp, parseTrustedProxies, parseUserAgent } from '../../services/common/enrich.ts';
+import {
+  clientIp,
+  deviceTypeFromUserAgent,
+  geoFromIp,
+  inferChannel,
+  normalizeIp,
+  parseTrustedProxies,
+  parseUserAgent,
+} from '../../services/common/enrich.ts';
 
 const UA = {
-  iphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+  iphone:
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
   ipad: 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1',
-  chrome: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
+  chrome:
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
   googlebot: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
-  androidWebView: 'Mozilla/5.0 (Linux; Android 13; Pixel 7 Build/TQ3A.230805.001; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/118.0.0.0 Mobile Safari/537.36',
+  androidWebView:
+    'Mozilla/5.0 (Linux; Android 13; Pixel 7 Build/TQ3A.230805.001; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/118.0.0.0 Mobile Safari/537.36',
 };
 
 describe('User-Agent enrichment', () => {
   it('classifies iPhone, iPad, desktop Chrome and Googlebot', () => {
-    expect(parseUserAgent(UA.iphone)).toEqual({ device_type: 'mobile', browser: 'Mobile Safari', os: 'iOS', is_bot: false });
-    expect(parseUserAgent(UA.ipad)).toEqual({ device_type: 'tablet', browser: 'Mobile Safari', os: 'iOS', is_bot: false });
-    expect(parseUserAgent(UA.chrome)).toEqual({ device_type: 'desktop', browser: 'Chrome', os: 'Windows', is_bot: false });
+    expect(parseUserAgent(UA.iphone)).toEqual({
+      device_type: 'mobile',
+      browser: 'Mobile Safari',
+      os: 'iOS',
+      is_bot: false,
+    });
+    expect(parseUserAgent(UA.ipad)).toEqual({
+      device_type: 'tablet',
+      browser: 'Mobile Safari',
+      os: 'iOS',
+      is_bot: false,
+    });
+    expect(parseUserAgent(UA.chrome)).toEqual({
+      device_type: 'desktop',
+      browser: 'Chrome',
+      os: 'Windows',
+      is_bot: false,
+    });
     expect(parseUserAgent(UA.googlebot)).toMatchObject({ device_type: 'bot', is_bot: true });
   });
 
@@ -69,7 +95,11 @@ describe('client IP and geo', () => {
   });
 
   it('resolves geo from geoip-lite (city lower-cased) and nothing for private addresses', () => {
-    expect(geoFromIp('81.2.69.142')).toEqual({ country: 'GB', region: 'ENG', city: expect.stringMatching(/^[a-z ]+$/) });
+    expect(geoFromIp('81.2.69.142')).toEqual({
+      country: 'GB',
+      region: 'ENG',
+      city: expect.stringMatching(/^[a-z ]+$/),
+    });
     expect(geoFromIp('24.48.0.1')).toEqual({ country: 'CA', region: 'QC', city: 'montreal' });
     expect(geoFromIp('127.0.0.1')).toEqual({ country: null, region: null, city: null });
     expect(geoFromIp(null)).toEqual({ country: null, region: null, city: null });

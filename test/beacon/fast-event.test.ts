@@ -27,8 +27,13 @@ const schemaId = await codec.register(TOPIC, JSON.stringify(VALUE_SCHEMAS.events
 
 const ulidChars = '0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyz';
 const ulidArb = fc.string({ unit: fc.constantFrom(...ulidChars), minLength: 26, maxLength: 26 });
-const validUlid = fc.string({ unit: fc.constantFrom(...'0123456789ABCDEFGHJKMNPQRSTVWXYZ'), minLength: 26, maxLength: 26 });
-const pad = (a: fc.Arbitrary<string>) => fc.tuple(fc.constantFrom('', ' ', '\t', '\u00a0'), a, fc.constantFrom('', ' ', '\n')).map(([x, s, y]) => x + s + y);
+const validUlid = fc.string({
+  unit: fc.constantFrom(...'0123456789ABCDEFGHJKMNPQRSTVWXYZ'),
+  minLength: 26,
+  maxLength: 26,
+});
+const pad = (a: fc.Arbitrary<string>) =>
+  fc.tuple(fc.constantFrom('', ' ', '\t', '\u00a0'), a, fc.constantFrom('', ' ', '\n')).map(([x, s, y]) => x + s + y);
 const text = fc.oneof(
   fc.string({ maxLength: 20 }),
   fc.string({ unit: 'grapheme', maxLength: 10 }),
@@ -39,9 +44,26 @@ const text = fc.oneof(
   fc.string({ minLength: 125, maxLength: 131 }),
   fc.string({ minLength: 250, maxLength: 260 }),
 );
-const junk = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.constant([]), fc.constant({}), fc.constant([1]), fc.constant({ a: 1 }));
+const junk = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double(),
+  fc.constant([]),
+  fc.constant({}),
+  fc.constant([1]),
+  fc.constant({ a: 1 }),
+);
 const anyText = fc.oneof(text, pad(text), junk);
-const idLike = fc.oneof(fc.nat(), fc.integer({ min: -2, max: 2 }), fc.constant(2 ** 53), fc.double(), pad(fc.stringMatching(/^[a-z0-9-]{0,10}$/)), text, fc.constant(null));
+const idLike = fc.oneof(
+  fc.nat(),
+  fc.integer({ min: -2, max: 2 }),
+  fc.constant(2 ** 53),
+  fc.double(),
+  pad(fc.stringMatching(/^[a-z0-9-]{0,10}$/)),
+  text,
+  fc.constant(null),
+);
 const numericId = fc.oneof(
   fc.integer({ min: 1, max: 1e12 }),
   fc.integer({ min: -3, max: 3 }),
@@ -53,7 +75,15 @@ const numericId = fc.oneof(
   text,
   junk,
 );
-const intLike = fc.oneof(fc.integer({ min: -2, max: 100_002 }), fc.constantFrom(-1, 0, 1, 2, 100_000, 100_001, '0', ' 7 ', '100001'), fc.double(), pad(fc.stringMatching(/^-?\d{1,11}$/)), fc.constant('1e3'), text, junk);
+const intLike = fc.oneof(
+  fc.integer({ min: -2, max: 100_002 }),
+  fc.constantFrom(-1, 0, 1, 2, 100_000, 100_001, '0', ' 7 ', '100001'),
+  fc.double(),
+  pad(fc.stringMatching(/^-?\d{1,11}$/)),
+  fc.constant('1e3'),
+  text,
+  junk,
+);
 const decimal = fc.oneof(
   fc.double({ min: 0, max: 1e16 }),
   fc.double(),
@@ -66,19 +96,44 @@ const decimal = fc.oneof(
 const currency = fc.oneof(pad(fc.stringMatching(/^[A-Za-z]{2,4}$/)), fc.constantFrom('EUR', 'usd', 'ÄÖÜ'), junk);
 const timestamp = fc.oneof(
   fc.date({ min: new Date(0), max: new Date('2026-06-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()),
-  fc.date({ min: new Date(-1e12), max: new Date(253402300799999 + 5), noInvalidDate: true }).map((d) => d.toISOString()),
-  fc.date({ min: new Date(0), max: new Date('2030-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 19)),
+  fc
+    .date({ min: new Date(-1e12), max: new Date(253402300799999 + 5), noInvalidDate: true })
+    .map((d) => d.toISOString()),
+  fc
+    .date({ min: new Date(0), max: new Date('2030-01-01T00:00:00Z'), noInvalidDate: true })
+    .map((d) => d.toISOString().slice(0, 19)),
   fc.date({ min: new Date(0), max: new Date('2030-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toUTCString()),
-  fc.constantFrom('2026-02-30T00:00:00.000Z', '2026-01-01T24:00:00Z', '2026-05-01T11:59:00+02:00', '2026-05-01', ' 2026-05-01T11:00:00Z ', 'yesterday'),
+  fc.constantFrom(
+    '2026-02-30T00:00:00.000Z',
+    '2026-01-01T24:00:00Z',
+    '2026-05-01T11:59:00+02:00',
+    '2026-05-01',
+    ' 2026-05-01T11:00:00Z ',
+    'yesterday',
+  ),
   fc.double({ min: -10, max: 3e14 }),
   fc.integer({ min: 0, max: RECEIVED_MS + 2 * SKEW }),
   junk,
 );
-const eventId = fc.oneof(validUlid, pad(ulidArb), fc.uuid().map((u) => u.toUpperCase()), pad(fc.uuid()), ulidArb.map((s) => s.slice(1)), text, junk);
-const contextObject = fc.dictionary(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('1', '0', 'search_source', 'position')), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 });
+const eventId = fc.oneof(
+  validUlid,
+  pad(ulidArb),
+  fc.uuid().map((u) => u.toUpperCase()),
+  pad(fc.uuid()),
+  ulidArb.map((s) => s.slice(1)),
+  text,
+  junk,
+);
+const contextObject = fc.dictionary(
+  fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('1', '0', 'search_source', 'position')),
+  fc.jsonValue({ maxDepth: 2 }),
+  { maxKeys: 4 },
+);
 const contextual = fc.oneof(contextObject, junk);
 const searchContext = fc.oneof(
-  fc.record({ search_source: fc.oneof(fc.constantFrom('typed', 'autocomplete', 'Typed'), junk) }, { requiredKeys: [] }).chain((c) => contextObject.map((o) => ({ ...o, ...c }))),
+  fc
+    .record({ search_source: fc.oneof(fc.constantFrom('typed', 'autocomplete', 'Typed'), junk) }, { requiredKeys: [] })
+    .chain((c) => contextObject.map((o) => ({ ...o, ...c }))),
   contextObject.map((o) => ({ search_source: 'typed', ...o })),
   junk,
 );
@@ -96,7 +151,11 @@ const lineItem = fc.record(
   { product_id: numericId, variant_id: fc.oneof(numericId, fc.constant(null)), quantity: intLike, price: decimal },
   { requiredKeys: [] },
 );
-const lineItems = fc.oneof(fc.array(lineItem, { minLength: 0, maxLength: 4 }), fc.array(fc.constant({ product_id: 1, quantity: 1, price: '1' }), { minLength: 249, maxLength: 252 }), junk);
+const lineItems = fc.oneof(
+  fc.array(lineItem, { minLength: 0, maxLength: 4 }),
+  fc.array(fc.constant({ product_id: 1, quantity: 1, price: '1' }), { minLength: 249, maxLength: 252 }),
+  junk,
+);
 const optEnum = (...v: string[]) => fc.oneof(fc.constantFrom(...v), fc.constantFrom('WEB', 'other'), junk);
 
 /** every field any event type has (and the server fields a client must not be able to set) */
@@ -147,10 +206,25 @@ const FIELDS: Record<string, fc.Arbitrary<unknown>> = {
 // events as a storefront sends them: valid, canonical values
 
 const sent = {
-  product: () => ({ product_id: fc.integer({ min: 1, max: 1e9 }), variant_id: fc.option(fc.integer({ min: 1, max: 1e9 }), { nil: undefined }) }),
-  ranked: () => ({ ...sent.product(), position: fc.integer({ min: 1, max: 500 }), block_id: fc.option(fc.stringMatching(/^[a-z0-9-]{1,20}$/), { nil: undefined }) }),
-  content: () => ({ content_type: fc.constantFrom('article', 'page'), content_id: fc.integer({ min: 1, max: 1e9 }), content_handle: fc.option(fc.string({ minLength: 1, maxLength: 30 }), { nil: undefined }) }),
-  banner: () => ({ banner_id: validUlid, rule_id: fc.option(fc.string({ minLength: 1, maxLength: 20 }), { nil: undefined }), web_position: fc.option(fc.integer({ min: 0, max: 50 }), { nil: undefined }) }),
+  product: () => ({
+    product_id: fc.integer({ min: 1, max: 1e9 }),
+    variant_id: fc.option(fc.integer({ min: 1, max: 1e9 }), { nil: undefined }),
+  }),
+  ranked: () => ({
+    ...sent.product(),
+    position: fc.integer({ min: 1, max: 500 }),
+    block_id: fc.option(fc.stringMatching(/^[a-z0-9-]{1,20}$/), { nil: undefined }),
+  }),
+  content: () => ({
+    content_type: fc.constantFrom('article', 'page'),
+    content_id: fc.integer({ min: 1, max: 1e9 }),
+    content_handle: fc.option(fc.string({ minLength: 1, maxLength: 30 }), { nil: undefined }),
+  }),
+  banner: () => ({
+    banner_id: validUlid,
+    rule_id: fc.option(fc.string({ minLength: 1, maxLength: 20 }), { nil: undefined }),
+    web_position: fc.option(fc.integer({ min: 0, max: 50 }), { nil: undefined }),
+  }),
 };
 const word = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 }).filter((s) => s.trim() === s && s !== '');
 const typeShapes: Record<string, Record<string, fc.Arbitrary<unknown>>> = {
@@ -159,12 +233,24 @@ const typeShapes: Record<string, Record<string, fc.Arbitrary<unknown>>> = {
   product_impression: sent.ranked(),
   product_hover: sent.ranked(),
   product_touch: sent.ranked(),
-  add_to_cart: { ...sent.product(), quantity: fc.integer({ min: 1, max: 10 }), price: fc.constantFrom('19.99', '5'), currency: fc.constantFrom('EUR', 'USD') },
+  add_to_cart: {
+    ...sent.product(),
+    quantity: fc.integer({ min: 1, max: 10 }),
+    price: fc.constantFrom('19.99', '5'),
+    currency: fc.constantFrom('EUR', 'USD'),
+  },
   purchase: {
     currency: fc.constantFrom('EUR', 'USD'),
     order_id: fc.stringMatching(/^[0-9]{1,12}$/),
     total_price: fc.constantFrom('19.99', '120.5'),
-    line_items: fc.array(fc.record({ product_id: fc.integer({ min: 1, max: 1e9 }), quantity: fc.integer({ min: 1, max: 5 }), price: fc.constantFrom('9.99', '1') }), { minLength: 1, maxLength: 5 }),
+    line_items: fc.array(
+      fc.record({
+        product_id: fc.integer({ min: 1, max: 1e9 }),
+        quantity: fc.integer({ min: 1, max: 5 }),
+        price: fc.constantFrom('9.99', '1'),
+      }),
+      { minLength: 1, maxLength: 5 },
+    ),
   },
   block_view: { block_id: fc.stringMatching(/^[a-z0-9-]{1,20}$/) },
   collection_view: { collection_handle: fc.stringMatching(/^[a-z0-9-]{1,40}$/) },
@@ -177,7 +263,11 @@ const typeShapes: Record<string, Record<string, fc.Arbitrary<unknown>>> = {
   autocomplete: { query: fc.option(word, { nil: undefined }) },
   autocomplete_click: {
     query: fc.option(word, { nil: undefined }),
-    contextual_data: fc.record({ typed_query: fc.string({ maxLength: 20 }), position: fc.integer({ min: 1, max: 10 }), selection_source: fc.constantFrom('query', 'product', 'collection') }),
+    contextual_data: fc.record({
+      typed_query: fc.string({ maxLength: 20 }),
+      position: fc.integer({ min: 1, max: 10 }),
+      selection_source: fc.constantFrom('query', 'product', 'collection'),
+    }),
   },
 };
 const validEvent = fc.constantFrom(...EVENT_TYPES).chain((type) =>
@@ -185,7 +275,9 @@ const validEvent = fc.constantFrom(...EVENT_TYPES).chain((type) =>
     {
       event_type: fc.constant(type),
       event_id: fc.oneof(validUlid, fc.uuid()),
-      timestamp: fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date(RECEIVED_MS), noInvalidDate: true }).map((d) => d.toISOString()),
+      timestamp: fc
+        .date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date(RECEIVED_MS), noInvalidDate: true })
+        .map((d) => d.toISOString()),
       session_id: fc.stringMatching(/^[A-Za-z0-9-]{1,36}$/),
       customer_id: fc.option(fc.stringMatching(/^[0-9]{1,12}$/), { nil: undefined }),
       attribution_token: fc.option(validUlid, { nil: undefined }),
@@ -199,7 +291,11 @@ const validEvent = fc.constantFrom(...EVENT_TYPES).chain((type) =>
         'event_id',
         'timestamp',
         'session_id',
-        ...Object.keys(typeShapes[type]).filter((k) => (k === 'query' && type === 'search') || !['variant_id', 'block_id', 'query', 'content_handle', 'rule_id', 'web_position'].includes(k)),
+        ...Object.keys(typeShapes[type]).filter(
+          (k) =>
+            (k === 'query' && type === 'search') ||
+            !['variant_id', 'block_id', 'query', 'content_handle', 'rule_id', 'web_position'].includes(k),
+        ),
       ],
     },
   ),
@@ -225,7 +321,12 @@ const randomEvent = fc
   );
 
 /** valid events with one or two of their type's fields (or a line item's) replaced or removed */
-const FIELD_ARBS: Record<string, fc.Arbitrary<unknown>> = { event_id: eventId, timestamp, session_id: anyText, ...FIELDS };
+const FIELD_ARBS: Record<string, fc.Arbitrary<unknown>> = {
+  event_id: eventId,
+  timestamp,
+  session_id: anyText,
+  ...FIELDS,
+};
 const typeKeys = (type: string): string[] => [
   ...Object.keys((EVENT_SCHEMAS as Record<string, { shape: Record<string, unknown> }>)[type].shape),
   'utm_source',
@@ -237,27 +338,44 @@ const typeKeys = (type: string): string[] => [
 const mutatedEvent = (validEvent as fc.Arbitrary<Record<string, unknown>>).chain((event) => {
   const keys = typeKeys(event.event_type as string);
   const replace = fc.subarray(keys, { minLength: 1, maxLength: 2 }).chain((ks) =>
-    fc.tuple(...ks.map((k) => fc.oneof(FIELD_ARBS[k] ?? anyText, k === 'contextual_data' ? fc.oneof(searchContext, acContext) : fc.constant(undefined)))).map((vs) => {
-      const out: Record<string, unknown> = { ...event };
-      ks.forEach((k, i) => {
-        if (vs[i] === undefined) delete out[k];
-        else out[k] = vs[i];
-      });
-      return out;
-    }),
+    fc
+      .tuple(
+        ...ks.map((k) =>
+          fc.oneof(
+            FIELD_ARBS[k] ?? anyText,
+            k === 'contextual_data' ? fc.oneof(searchContext, acContext) : fc.constant(undefined),
+          ),
+        ),
+      )
+      .map((vs) => {
+        const out: Record<string, unknown> = { ...event };
+        ks.forEach((k, i) => {
+          if (vs[i] === undefined) delete out[k];
+          else out[k] = vs[i];
+        });
+        return out;
+      }),
   );
   const items = event.line_items as Record<string, unknown>[] | undefined;
   if (!items) return replace;
   const item = fc
     .tuple(fc.constantFrom('product_id', 'variant_id', 'quantity', 'price'), fc.nat(items.length - 1))
-    .chain(([k, i]) => fc.option((lineItem as fc.Arbitrary<Record<string, unknown>>).map((li) => li[k])).map((v) => ({ k, i, v })))
-    .map(({ k, i, v }) => ({ ...event, line_items: items.map((it, j) => (j === i ? { ...it, [k]: v === null ? undefined : v } : it)) }));
+    .chain(([k, i]) =>
+      fc.option((lineItem as fc.Arbitrary<Record<string, unknown>>).map((li) => li[k])).map((v) => ({ k, i, v })),
+    )
+    .map(({ k, i, v }) => ({
+      ...event,
+      line_items: items.map((it, j) => (j === i ? { ...it, [k]: v === null ? undefined : v } : it)),
+    }));
   return fc.oneof(replace, item);
 });
 const anyEvent = fc.oneof(mutatedEvent, mutatedEvent, randomEvent);
 
 const serverArb: fc.Arbitrary<ServerFields> = fc.record({
-  store_id: fc.oneof(fc.stringMatching(/^[a-z0-9-]{1,20}$/), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 })),
+  store_id: fc.oneof(
+    fc.stringMatching(/^[a-z0-9-]{1,20}$/),
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 }),
+  ),
   received_at: fc.constant(RECEIVED),
   geo_country: fc.option(fc.constantFrom('GB', 'DE')),
   geo_region: fc.option(fc.constantFrom('ENG', 'BY')),
@@ -271,17 +389,119 @@ const serverArb: fc.Arbitrary<ServerFields> = fc.record({
 
 // ------------------------------------------------------------------------------------------------
 
-const TEXT_EDGES = ['', ' ', 'a', ' a ', '\ud800', 'é', '🙂', ...[63, 64, 65, 127, 128, 129, 254, 255, 256].map((n) => 'x'.repeat(n)), ` ${'y'.repeat(255)} `, ` ${'y'.repeat(128)} `];
+const TEXT_EDGES = [
+  '',
+  ' ',
+  'a',
+  ' a ',
+  '\ud800',
+  'é',
+  '🙂',
+  ...[63, 64, 65, 127, 128, 129, 254, 255, 256].map((n) => 'x'.repeat(n)),
+  ` ${'y'.repeat(255)} `,
+  ` ${'y'.repeat(128)} `,
+];
 const JUNK = [null, true, 0, 1, -1, 1.5, {}, [], ['a']];
-const ID_EDGES = [1, 0, -1, 1.5, 2 ** 53 - 1, 2 ** 53, '1', '01', '000', ' 12 ', '1'.repeat(20), '1'.repeat(21), 'gid://shopify/Product/12', 'gid://shopify/Product/012', 'gid://shopify/Product/0', 'gid://x/y/', 'gid://a1/b/3', '12a'];
-const INT_EDGES = [-1, 0, 1, 2, 99_999, 100_000, 100_001, 1.5, '1', ' 2 ', '-0', '0', '1e2', '12345678901', '1234567890', '', '0x10', '100001', '100000'];
-const DEC_EDGES = [0, 19.99, 1e-7, 5e-7, 0.1234565, 1e15, 1e15 - 1, 999999999999999.9, -1, -0, '1', '1.1234567', '1.123456', '1234567890123456', '123456789012345', ' 2.5 ', '.5', '1.', '-1', 'x'];
+const ID_EDGES = [
+  1,
+  0,
+  -1,
+  1.5,
+  2 ** 53 - 1,
+  2 ** 53,
+  '1',
+  '01',
+  '000',
+  ' 12 ',
+  '1'.repeat(20),
+  '1'.repeat(21),
+  'gid://shopify/Product/12',
+  'gid://shopify/Product/012',
+  'gid://shopify/Product/0',
+  'gid://x/y/',
+  'gid://a1/b/3',
+  '12a',
+];
+const INT_EDGES = [
+  -1,
+  0,
+  1,
+  2,
+  99_999,
+  100_000,
+  100_001,
+  1.5,
+  '1',
+  ' 2 ',
+  '-0',
+  '0',
+  '1e2',
+  '12345678901',
+  '1234567890',
+  '',
+  '0x10',
+  '100001',
+  '100000',
+];
+const DEC_EDGES = [
+  0,
+  19.99,
+  1e-7,
+  5e-7,
+  0.1234565,
+  1e15,
+  1e15 - 1,
+  999999999999999.9,
+  -1,
+  -0,
+  '1',
+  '1.1234567',
+  '1.123456',
+  '1234567890123456',
+  '123456789012345',
+  ' 2.5 ',
+  '.5',
+  '1.',
+  '-1',
+  'x',
+];
 const CUR_EDGES = ['EUR', 'eur', ' usd ', 'EU', 'EURO', 'ÄÖÜ', 'e1r'];
-const ULID_EDGES = ['01JD0000000000000000000000', '01jd0000000000000000000000', ' 01JD0000000000000000000000 ', '01JD000000000000000000000', '01JD00000000000000000000000', '01JD000000000000000000000I', '123e4567-e89b-12d3-a456-426614174000', '123E4567-E89B-12D3-A456-426614174000', '123e4567e89b12d3a456426614174000'];
+const ULID_EDGES = [
+  '01JD0000000000000000000000',
+  '01jd0000000000000000000000',
+  ' 01JD0000000000000000000000 ',
+  '01JD000000000000000000000',
+  '01JD00000000000000000000000',
+  '01JD000000000000000000000I',
+  '123e4567-e89b-12d3-a456-426614174000',
+  '123E4567-E89B-12D3-A456-426614174000',
+  '123e4567e89b12d3a456426614174000',
+];
 const TS_EDGES = [
-  '2026-05-01T11:00:00.000Z', '2026-05-01T11:00:00Z', '2026-05-01T11:00:00', '2026-05-01T11:00', '2026-05-01T11:00:00.123456789', '2026-05-01T13:00:00+02:00',
-  '2026-05-01', 'Fri, 01 May 2026 11:00:00 GMT', '2026-02-30T00:00:00Z', '2026-01-01T24:00:00Z', '1969-12-31T23:59:59.999Z', '1970-01-01T00:00:00.000Z',
-  '9999-12-31T23:59:59.999Z', '+010000-01-01T00:00:00Z', ' 2026-05-01T11:00:00Z ', 'x'.repeat(65), RECEIVED_MS, RECEIVED_MS + SKEW, RECEIVED_MS + SKEW + 1, 0, -1, 1.7, 253402300799999, 253402300800000,
+  '2026-05-01T11:00:00.000Z',
+  '2026-05-01T11:00:00Z',
+  '2026-05-01T11:00:00',
+  '2026-05-01T11:00',
+  '2026-05-01T11:00:00.123456789',
+  '2026-05-01T13:00:00+02:00',
+  '2026-05-01',
+  'Fri, 01 May 2026 11:00:00 GMT',
+  '2026-02-30T00:00:00Z',
+  '2026-01-01T24:00:00Z',
+  '1969-12-31T23:59:59.999Z',
+  '1970-01-01T00:00:00.000Z',
+  '9999-12-31T23:59:59.999Z',
+  '+010000-01-01T00:00:00Z',
+  ' 2026-05-01T11:00:00Z ',
+  'x'.repeat(65),
+  RECEIVED_MS,
+  RECEIVED_MS + SKEW,
+  RECEIVED_MS + SKEW + 1,
+  0,
+  -1,
+  1.7,
+  253402300799999,
+  253402300800000,
 ];
 function boundaryValues(key: string): unknown[] {
   if (key === 'event_id' || key === 'banner_id') return [...ULID_EDGES, ...JUNK];
@@ -299,8 +519,30 @@ function boundaryValues(key: string): unknown[] {
   return [...TEXT_EDGES, ...JUNK];
 }
 const SERVERS: ServerFields[] = [
-  { store_id: 'store-1', received_at: RECEIVED, geo_country: 'GB', geo_region: 'ENG', geo_city: 'london', device_type: 'mobile', browser: 'Mobile Safari', os: 'iOS', is_bot: false, inferred_channel: 'web' },
-  { store_id: 'магазин', received_at: RECEIVED, geo_country: null, geo_region: null, geo_city: null, device_type: 'bot', browser: null, os: null, is_bot: true, inferred_channel: 'app' },
+  {
+    store_id: 'store-1',
+    received_at: RECEIVED,
+    geo_country: 'GB',
+    geo_region: 'ENG',
+    geo_city: 'london',
+    device_type: 'mobile',
+    browser: 'Mobile Safari',
+    os: 'iOS',
+    is_bot: false,
+    inferred_channel: 'web',
+  },
+  {
+    store_id: 'магазин',
+    received_at: RECEIVED,
+    geo_country: null,
+    geo_region: null,
+    geo_city: null,
+    device_type: 'bot',
+    browser: null,
+    os: null,
+    is_bot: true,
+    inferred_channel: 'app',
+  },
 ];
 
 /** what the intake's reference path produces for one event, or why it takes another route */
@@ -310,13 +552,22 @@ function reference(raw: unknown, server: ServerFields) {
   const latest = RECEIVED_MS + SKEW;
   if (Date.parse(parsed.event.timestamp) > latest) return { kind: 'clamped' as const };
   const value = codec.encode(TOPIC, enrichEvent(parsed.event, server));
-  return { kind: 'ok' as const, value, eventId: parsed.event.event_id, key: Buffer.from(`${server.store_id}:${parsed.event.session_id}`) };
+  return {
+    kind: 'ok' as const,
+    value,
+    eventId: parsed.event.event_id,
+    key: Buffer.from(`${server.store_id}:${parsed.event.session_id}`),
+  };
 }
 
 /** the event as prepare sees it: through JSON text and the same secure parse */
 function asReceived(event: unknown): Record<string, unknown> {
   const text = JSON.stringify({ events: [event] });
-  return (sjson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' }) as { events: Record<string, unknown>[] }).events[0];
+  return (
+    sjson.parse(text, null, { protoAction: 'remove', constructorAction: 'remove' }) as {
+      events: Record<string, unknown>[];
+    }
+  ).events[0];
 }
 
 function fast(raw: Record<string, unknown>, server: ServerFields) {
@@ -327,7 +578,11 @@ function fast(raw: Record<string, unknown>, server: ServerFields) {
     expect(w.pos).toBe(3);
     return undefined;
   }
-  return { value: Buffer.from(w.buf.subarray(3, w.pos)), eventId: r.eventId, key: Buffer.from(`${server.store_id}:${r.sessionId}`) };
+  return {
+    value: Buffer.from(w.buf.subarray(3, w.pos)),
+    eventId: r.eventId,
+    key: Buffer.from(`${server.store_id}:${r.sessionId}`),
+  };
 }
 
 describe('beacon fast path ≡ zod + enrichEvent + avsc', () => {
@@ -385,8 +640,16 @@ describe('beacon fast path ≡ zod + enrichEvent + avsc', () => {
     let hits = 0;
     let cases = 0;
     for (const type of EVENT_TYPES) {
-      const bases = fc.sample(validEvent.filter((e) => e.event_type === type), { numRuns: 2, seed: 42 }) as Record<string, unknown>[];
-      const event = bases[0] ?? (fc.sample(validEvent.filter((e) => e.event_type === type), 1)[0] as Record<string, unknown>);
+      const bases = fc.sample(
+        validEvent.filter((e) => e.event_type === type),
+        { numRuns: 2, seed: 42 },
+      ) as Record<string, unknown>[];
+      const event =
+        bases[0] ??
+        (fc.sample(
+          validEvent.filter((e) => e.event_type === type),
+          1,
+        )[0] as Record<string, unknown>);
       const variants: Record<string, unknown>[] = [];
       for (const key of typeKeys(type)) {
         variants.push(Object.fromEntries(Object.entries(event).filter(([k]) => k !== key)));
@@ -394,14 +657,27 @@ describe('beacon fast path ≡ zod + enrichEvent + avsc', () => {
       }
       if (Array.isArray(event.line_items)) {
         for (const key of ['product_id', 'variant_id', 'quantity', 'price']) {
-          for (const v of [undefined, ...boundaryValues(key)]) variants.push({ ...event, line_items: [event.line_items[0], { ...(event.line_items[0] as object), [key]: v }] });
+          for (const v of [undefined, ...boundaryValues(key)])
+            variants.push({
+              ...event,
+              line_items: [event.line_items[0], { ...(event.line_items[0] as object), [key]: v }],
+            });
         }
-        for (const n of [0, 1, 250, 251]) variants.push({ ...event, line_items: Array.from({ length: n }, () => event.line_items && (event.line_items as unknown[])[0]) });
+        for (const n of [0, 1, 250, 251])
+          variants.push({
+            ...event,
+            line_items: Array.from({ length: n }, () => event.line_items && (event.line_items as unknown[])[0]),
+          });
       }
-      if (type === 'search') for (const v of ['typed', 'autocomplete', 'Typed', '', null, 1]) variants.push({ ...event, contextual_data: { x: 1, search_source: v } });
+      if (type === 'search')
+        for (const v of ['typed', 'autocomplete', 'Typed', '', null, 1])
+          variants.push({ ...event, contextual_data: { x: 1, search_source: v } });
       if (type === 'autocomplete_click') {
         for (const key of ['typed_query', 'position', 'selection_source']) {
-          for (const v of [undefined, ...boundaryValues(key === 'typed_query' ? 'query' : key === 'position' ? 'position' : 'block_id')]) {
+          for (const v of [
+            undefined,
+            ...boundaryValues(key === 'typed_query' ? 'query' : key === 'position' ? 'position' : 'block_id'),
+          ]) {
             variants.push({ ...event, contextual_data: { ...(event.contextual_data as object), [key]: v } });
           }
         }
@@ -426,11 +702,32 @@ describe('beacon fast path ≡ zod + enrichEvent + avsc', () => {
   });
 
   it('leaves clamped timestamps to the reference path', () => {
-    const server = { store_id: 's', received_at: RECEIVED, geo_country: null, geo_region: null, geo_city: null, device_type: 'desktop', browser: null, os: null, is_bot: false, inferred_channel: 'web' } as const;
-    const raw = asReceived({ event_id: '01JD0000000000000000000000', event_type: 'autocomplete', timestamp: RECEIVED_MS + SKEW + 1, session_id: 'x' });
+    const server = {
+      store_id: 's',
+      received_at: RECEIVED,
+      geo_country: null,
+      geo_region: null,
+      geo_city: null,
+      device_type: 'desktop',
+      browser: null,
+      os: null,
+      is_bot: false,
+      inferred_channel: 'web',
+    } as const;
+    const raw = asReceived({
+      event_id: '01JD0000000000000000000000',
+      event_type: 'autocomplete',
+      timestamp: RECEIVED_MS + SKEW + 1,
+      session_id: 'x',
+    });
     expect(reference(raw, server).kind).toBe('clamped');
     expect(fast(raw, server)).toBeUndefined();
-    const edge = asReceived({ event_id: '01JD0000000000000000000000', event_type: 'autocomplete', timestamp: RECEIVED_MS + SKEW, session_id: 'x' });
+    const edge = asReceived({
+      event_id: '01JD0000000000000000000000',
+      event_type: 'autocomplete',
+      timestamp: RECEIVED_MS + SKEW,
+      session_id: 'x',
+    });
     expect(fast(edge, server)?.value.equals((reference(edge, server) as { value: Buffer }).value)).toBe(true);
   });
 });

@@ -1,4 +1,3 @@
-
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -102,7 +101,9 @@ export function memoryRegistry(): RegistryClient {
 }
 
 /** A StoreDirectory over a fixed set of stores (the standalone suites run without the store-config module). */
-export function staticDirectory(stores: { storeId: string; token: string; status?: StoreStatus }[]): Pick<StoreDirectory, 'authenticate'> {
+export function staticDirectory(
+  stores: { storeId: string; token: string; status?: StoreStatus }[],
+): Pick<StoreDirectory, 'authenticate'> {
   const byHash = new Map(stores.map((s) => [createHash('sha256').update(s.token).digest('hex'), s]));
   return {
     authenticate(token) {
@@ -114,7 +115,8 @@ export function staticDirectory(stores: { storeId: string; token: string; status
         name: s.storeId,
         status: s.status ?? 'active',
       } as StoreRecord;
-      if (store.status === 'suspended') return { ok: false, status: 402, code: 'store_suspended', message: 'store suspended' };
+      if (store.status === 'suspended')
+        return { ok: false, status: 402, code: 'store_suspended', message: 'store suspended' };
       return { ok: true, store };
     },
   };
@@ -131,7 +133,9 @@ export async function readTopic(
   const out: { key: string; value: Buffer; partition: number; offset: string }[] = [];
   try {
     const offsets = await admin.fetchTopicOffsets(topic);
-    const consumer = kafka.consumer({ groupId: `beacon-test-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}` });
+    const consumer = kafka.consumer({
+      groupId: `beacon-test-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`,
+    });
     await consumer.connect();
     try {
       const want = opts.count ?? offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0);
@@ -140,7 +144,12 @@ export async function readTopic(
         if (want === 0) resolve();
         void consumer.run({
           eachMessage: async ({ message, partition }) => {
-            out.push({ key: message.key?.toString() ?? '', value: message.value ?? Buffer.alloc(0), partition, offset: message.offset });
+            out.push({
+              key: message.key?.toString() ?? '',
+              value: message.value ?? Buffer.alloc(0),
+              partition,
+              offset: message.offset,
+            });
             if (out.length >= want) resolve();
           },
         });
@@ -173,7 +182,9 @@ export async function startBeaconApp(opts: {
 }): Promise<BeaconApp> {
   const config = loadConfig({ LOG_LEVEL: 'warn' });
   const logger = createLogger('beacon-test', process.env.LOG_LEVEL ?? 'silent');
-  const kafka = createKafka(opts.brokers, `beacon-test-${process.pid}`, logger, { retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 } });
+  const kafka = createKafka(opts.brokers, `beacon-test-${process.pid}`, logger, {
+    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 500 },
+  });
   const redis = createRedis(opts.redisUrl);
   redis.on('error', () => {});
   const codec = createValueCodec({ registryUrl: '', registry: opts.registry ?? memoryRegistry() });
@@ -240,7 +251,8 @@ export async function topicCollector<T>(
     async waitFor(predicate: (items: Collected<T>[]) => boolean, timeoutMs = 20_000): Promise<Collected<T>[]> {
       const deadline = Date.now() + timeoutMs;
       while (!predicate(items)) {
-        if (Date.now() > deadline) throw new Error(`collector: condition not met within ${timeoutMs} ms (${items.length} records kept)`);
+        if (Date.now() > deadline)
+          throw new Error(`collector: condition not met within ${timeoutMs} ms (${items.length} records kept)`);
         await new Promise((r) => setTimeout(r, 50));
       }
       return items;

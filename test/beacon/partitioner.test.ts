@@ -6,7 +6,9 @@ import { Partitioners } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { HashPartitioner, keyHash, murmur2 } from '../../services/common/murmur2.ts';
 
-const kafkajsMurmur2 = createRequire(import.meta.url)('kafkajs/src/producer/partitioners/default/murmur2.js') as (key: Buffer | string) => number;
+const kafkajsMurmur2 = createRequire(import.meta.url)('kafkajs/src/producer/partitioners/default/murmur2.js') as (
+  key: Buffer | string,
+) => number;
 
 describe('intake partitioner', () => {
   it('murmur2 equals kafkajs’ murmur2 on any bytes, also inside a larger buffer', () => {
@@ -24,12 +26,24 @@ describe('intake partitioner', () => {
     const theirs = Partitioners.DefaultPartitioner();
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.integer({ min: 1, max: 64 }), (key, n) => {
-        const partitionMetadata = Array.from({ length: n }, (_, i) => ({ partitionId: i, leader: 0, partitionErrorCode: 0, replicas: [0], isr: [0] }));
+        const partitionMetadata = Array.from({ length: n }, (_, i) => ({
+          partitionId: i,
+          leader: 0,
+          partitionErrorCode: 0,
+          replicas: [0],
+          isr: [0],
+        }));
         const expected = theirs({ topic: 't', partitionMetadata, message: { key, value: null } });
         const bytes = Buffer.from(key);
         expect(ours({ topic: 't', partitionMetadata, message: { key, value: null } })).toBe(expected);
         expect(ours({ topic: 't', partitionMetadata, message: { key: bytes, value: null } })).toBe(expected);
-        expect(ours({ topic: 't', partitionMetadata, message: { key: bytes, value: null, keyHash: keyHash(bytes) } as never })).toBe(expected);
+        expect(
+          ours({
+            topic: 't',
+            partitionMetadata,
+            message: { key: bytes, value: null, keyHash: keyHash(bytes) } as never,
+          }),
+        ).toBe(expected);
       }),
       { numRuns: 2000 },
     );

@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnrichedEvent } from '../../schemas/events.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { registry } from '../../services/common/metrics.ts';
-import { type BeaconApp, eventId, readTopic, type RedisServer, startBeaconApp, startRedis, startTestBroker, type TestBroker } from './helpers.ts';
+import {
+  type BeaconApp,
+  eventId,
+  readTopic,
+  type RedisServer,
+  startBeaconApp,
+  startRedis,
+  startTestBroker,
+  type TestBroker,
+} from './helpers.ts';
 
 const TOKEN = 'tok-plugin-0123456789abcdef';
 
@@ -23,7 +32,9 @@ async function histogramCount(name: string): Promise<number> {
   const m = registry.getSingleMetric(name);
   if (!m) return 0;
   const { values } = await m.get();
-  return values.filter((v) => (v as { metricName?: string }).metricName === `${name}_count`).reduce((n, v) => n + v.value, 0);
+  return values
+    .filter((v) => (v as { metricName?: string }).metricName === `${name}_count`)
+    .reduce((n, v) => n + v.value, 0);
 }
 
 describe('beacon plugin (standalone)', () => {
@@ -33,7 +44,12 @@ describe('beacon plugin (standalone)', () => {
   beforeAll(async () => {
     redis = await startRedis();
     broker = await startTestBroker();
-    app = await startBeaconApp({ brokers: broker.brokers, redisUrl: redis.url, stores: [{ storeId: 'store-p', token: TOKEN }], settings: { BEACON_WORKERS: 2 } });
+    app = await startBeaconApp({
+      brokers: broker.brokers,
+      redisUrl: redis.url,
+      stores: [{ storeId: 'store-p', token: TOKEN }],
+      settings: { BEACON_WORKERS: 2 },
+    });
   });
   afterAll(async () => {
     await app?.close();
@@ -42,14 +58,21 @@ describe('beacon plugin (standalone)', () => {
   });
 
   it('reads a body sent without Content-Type as JSON', async () => {
-    const res = await fetch(`${app.url}/beacon?token=${TOKEN}`, { method: 'POST', body: new Blob([JSON.stringify({ events: [ev()] })]) });
+    const res = await fetch(`${app.url}/beacon?token=${TOKEN}`, {
+      method: 'POST',
+      body: new Blob([JSON.stringify({ events: [ev()] })]),
+    });
     expect(res.status).toBe(201);
     expect(await res.json()).toMatchObject({ accepted: 1 });
   });
 
   it('strips prototype-poisoning keys instead of failing or honouring them', async () => {
     const raw = `{"events":[{"event_id":"${eventId()}","event_type":"product_view","timestamp":"${new Date().toISOString()}","session_id":"s","product_id":1,"contextual_data":{"__proto__":{"polluted":true},"ok":1}}]}`;
-    const res = await fetch(`${app.url}/beacon`, { method: 'POST', headers: { 'x-storefront-access-token': TOKEN, 'content-type': 'application/json' }, body: raw });
+    const res = await fetch(`${app.url}/beacon`, {
+      method: 'POST',
+      headers: { 'x-storefront-access-token': TOKEN, 'content-type': 'application/json' },
+      body: raw,
+    });
     expect(res.status).toBe(201);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -78,7 +101,8 @@ describe('beacon plugin (standalone)', () => {
     const want = new Set(hundred.map((e) => e.event_id));
     const records = await readTopic(app.kafka, app.beacon.topics.events, { timeoutMs: 15_000 });
     const ids: string[] = [];
-    for (const r of records) ids.push((await app.beacon.codec.decode<EnrichedEvent>(r.value, app.beacon.topics.events)).value.event_id);
+    for (const r of records)
+      ids.push((await app.beacon.codec.decode<EnrichedEvent>(r.value, app.beacon.topics.events)).value.event_id);
     expect(ids.filter((id) => want.has(id))).toHaveLength(100);
   });
 
@@ -109,7 +133,13 @@ describe('beacon plugin (standalone)', () => {
     expect(res.status).toBe(201);
     const want = new Map(events.map((e) => [e.event_id, e.session_id]));
     const records = await readTopic(app.kafka, app.beacon.topics.events, { timeoutMs: 15_000 });
-    const partitionMetadata = Array.from({ length: TOPICS.events.partitions }, (_, i) => ({ partitionId: i, leader: 1, partitionErrorCode: 0, replicas: [1], isr: [1] }));
+    const partitionMetadata = Array.from({ length: TOPICS.events.partitions }, (_, i) => ({
+      partitionId: i,
+      leader: 1,
+      partitionErrorCode: 0,
+      replicas: [1],
+      isr: [1],
+    }));
     const partitionOf = Partitioners.DefaultPartitioner();
     let seen = 0;
     for (const r of records) {
@@ -118,14 +148,18 @@ describe('beacon plugin (standalone)', () => {
       if (session === undefined) continue;
       seen++;
       expect(r.key).toBe(`store-p:${session}`);
-      expect(r.partition).toBe(partitionOf({ topic: app.beacon.topics.events, partitionMetadata, message: { key: r.key, value: null } }));
+      expect(r.partition).toBe(
+        partitionOf({ topic: app.beacon.topics.events, partitionMetadata, message: { key: r.key, value: null } }),
+      );
     }
     expect(seen).toBe(events.length);
   });
 
   it('lets concurrent requests share Kafka produce calls, and answers each only once its records are acknowledged', async () => {
     const callsBefore = await histogramCount('beacon_produce_batch_records');
-    const batches = Array.from({ length: 40 }, (_, i) => Array.from({ length: 50 }, () => ev({ session_id: `sess-${i}` })));
+    const batches = Array.from({ length: 40 }, (_, i) =>
+      Array.from({ length: 50 }, () => ev({ session_id: `sess-${i}` })),
+    );
     const responses = await Promise.all(
       batches.map((events) =>
         fetch(`${app.url}/beacon`, {
@@ -144,7 +178,8 @@ describe('beacon plugin (standalone)', () => {
     const want = new Set(batches.flat().map((e) => e.event_id));
     const records = await readTopic(app.kafka, app.beacon.topics.events, { timeoutMs: 15_000 });
     const got: EnrichedEvent[] = [];
-    for (const r of records) got.push((await app.beacon.codec.decode<EnrichedEvent>(r.value, app.beacon.topics.events)).value);
+    for (const r of records)
+      got.push((await app.beacon.codec.decode<EnrichedEvent>(r.value, app.beacon.topics.events)).value);
     const mine = got.filter((e) => want.has(e.event_id));
     expect(new Set(mine.map((e) => e.event_id)).size).toBe(want.size);
     for (const [i, events] of batches.entries()) {

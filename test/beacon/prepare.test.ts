@@ -35,7 +35,11 @@ describe('prepareBatch inline and in workers', () => {
       const text = JSON.stringify(schema);
       schemas.push({ topic, schema: text, id: await codec.register(topic, text) });
     }
-    pool = await createPreparePool({ size: 2, init: { schemas, settings }, logger: createLogger('prepare-test', 'silent') });
+    pool = await createPreparePool({
+      size: 2,
+      init: { schemas, settings },
+      logger: createLogger('prepare-test', 'silent'),
+    });
   });
   afterAll(async () => {
     await pool?.close();
@@ -45,9 +49,30 @@ describe('prepareBatch inline and in workers', () => {
     const dup = eventId();
     const text = JSON.stringify({
       events: [
-        { event_id: dup, event_type: 'product_click', timestamp: '2026-05-01T11:59:00Z', session_id: 's1', product_id: 5, position: 2 },
-        { event_id: dup, event_type: 'product_click', timestamp: '2026-05-01T11:59:00Z', session_id: 's1', product_id: 5, position: 2 },
-        { event_id: eventId(), event_type: 'search', timestamp: '2026-05-01T13:00:00Z', session_id: 's2', query: 'boots', contextual_data: { search_source: 'typed' } },
+        {
+          event_id: dup,
+          event_type: 'product_click',
+          timestamp: '2026-05-01T11:59:00Z',
+          session_id: 's1',
+          product_id: 5,
+          position: 2,
+        },
+        {
+          event_id: dup,
+          event_type: 'product_click',
+          timestamp: '2026-05-01T11:59:00Z',
+          session_id: 's1',
+          product_id: 5,
+          position: 2,
+        },
+        {
+          event_id: eventId(),
+          event_type: 'search',
+          timestamp: '2026-05-01T13:00:00Z',
+          session_id: 's2',
+          query: 'boots',
+          contextual_data: { search_source: 'typed' },
+        },
         { event_id: eventId(), event_type: 'product_click', timestamp: '2026-05-01T11:59:00Z', session_id: 's1' },
       ],
     });
@@ -58,8 +83,15 @@ describe('prepareBatch inline and in workers', () => {
     expect(worker.events.map((e) => e.key.toString())).toEqual(['store-prep:s1', 'store-prep:s2']);
     expect(worker.batchDuplicates).toBe(1);
     expect(worker.clamped).toBe(1);
-    expect(worker.rejections).toEqual([{ index: 3, code: 'missing_field', path: 'product_id', reason: expect.any(String) }]);
-    const search = (await codec.decode<{ timestamp: string; timestamp_clamped: boolean; shopping_channel: string }>(worker.events[1].value, settings.topics.events)).value;
+    expect(worker.rejections).toEqual([
+      { index: 3, code: 'missing_field', path: 'product_id', reason: expect.any(String) },
+    ]);
+    const search = (
+      await codec.decode<{ timestamp: string; timestamp_clamped: boolean; shopping_channel: string }>(
+        worker.events[1].value,
+        settings.topics.events,
+      )
+    ).value;
     expect(search).toMatchObject({ timestamp: server.received_at, timestamp_clamped: true, shopping_channel: 'app' });
   });
 

@@ -18,7 +18,9 @@ async function metric(name: string, labels: Record<string, string> = {}): Promis
   const m = registry.getSingleMetric(name);
   if (!m) return 0;
   const { values } = await m.get();
-  return values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((n, v) => n + v.value, 0);
+  return values
+    .filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))
+    .reduce((n, v) => n + v.value, 0);
 }
 
 function sample(i: number): RequestEvent {
@@ -52,7 +54,14 @@ describe('request-event emitter', () => {
   it('delivers emitted events in batches, keyed by store and session', async () => {
     const kafka = createKafka(broker.brokers, 'req-test', logger);
     await ensureTopics(kafka, [{ key: 'requests', name: topic }], logger);
-    const emitter = createRequestEventEmitter<RequestEvent>({ kafka, codec, topic, logger, maxBuffer: 1000, lingerMs: 5 });
+    const emitter = createRequestEventEmitter<RequestEvent>({
+      kafka,
+      codec,
+      topic,
+      logger,
+      maxBuffer: 1000,
+      lingerMs: 5,
+    });
     const before = await metric('request_events_emitted_total');
     // an event the codec rejects is dropped and counted, not thrown
     const encodeBefore = await metric('request_events_dropped_total', { reason: 'encode_error' });
@@ -65,7 +74,9 @@ describe('request-event emitter', () => {
 
     const records = await readTopic(kafka, topic, { count: 25 });
     expect(records).toHaveLength(25);
-    const got = await Promise.all(records.map(async (r) => ({ key: r.key, value: (await codec.decode<RequestEvent>(r.value, topic)).value })));
+    const got = await Promise.all(
+      records.map(async (r) => ({ key: r.key, value: (await codec.decode<RequestEvent>(r.value, topic)).value })),
+    );
     const byId = new Map(got.map((g) => [g.value.request_id, g]));
     for (const e of sent) {
       const g = byId.get(e.request_id);
@@ -75,14 +86,26 @@ describe('request-event emitter', () => {
   });
 
   it('never throws or blocks when Kafka is unreachable: the buffer is bounded and drops are counted', async () => {
-    const kafka = createKafka(['127.0.0.1:1'], 'req-test-down', logger, { retry: { retries: 1, initialRetryTime: 50, maxRetryTime: 100 } });
-    const emitter = createRequestEventEmitter<RequestEvent>({ kafka, codec, topic, logger, maxBuffer: 10, batchSize: 5, lingerMs: 1 });
+    const kafka = createKafka(['127.0.0.1:1'], 'req-test-down', logger, {
+      retry: { retries: 1, initialRetryTime: 50, maxRetryTime: 100 },
+    });
+    const emitter = createRequestEventEmitter<RequestEvent>({
+      kafka,
+      codec,
+      topic,
+      logger,
+      maxBuffer: 10,
+      batchSize: 5,
+      lingerMs: 1,
+    });
     const droppedBefore = await metric('request_events_dropped_total', { reason: 'buffer_full' });
     const t0 = performance.now();
     for (let i = 0; i < 50; i++) expect(() => emitter.emit(sample(i))).not.toThrow();
     const elapsed = performance.now() - t0;
     expect(emitter.buffered).toBeLessThanOrEqual(10);
-    expect((await metric('request_events_dropped_total', { reason: 'buffer_full' })) - droppedBefore).toBeGreaterThanOrEqual(40);
+    expect(
+      (await metric('request_events_dropped_total', { reason: 'buffer_full' })) - droppedBefore,
+    ).toBeGreaterThanOrEqual(40);
     expect(elapsed).toBeLessThan(1_000); // emit is synchronous work only (not a performance figure)
 
     // the failed produce attempts are counted, and close gives up after its timeout, counting what it drops

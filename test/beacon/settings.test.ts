@@ -4,7 +4,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnrichedEvent } from '../../schemas/events.ts';
 import { registry } from '../../services/common/metrics.ts';
-import { type BeaconApp, eventId, readTopic, type RedisServer, startBeaconApp, startRedis, startTestBroker, type TestBroker } from './helpers.ts';
+import {
+  type BeaconApp,
+  eventId,
+  readTopic,
+  type RedisServer,
+  startBeaconApp,
+  startRedis,
+  startTestBroker,
+  type TestBroker,
+} from './helpers.ts';
 
 const UNTRUSTING = { storeId: 'store-settings-untrusting', token: 'tok-settings-untrusting-0123456789' };
 const SKEW = { storeId: 'store-settings-skew', token: 'tok-settings-skew-0123456789' };
@@ -20,7 +29,12 @@ async function counterValue(name: string, labels: Record<string, string>): Promi
   return hit?.value ?? 0;
 }
 
-async function post(app: BeaconApp, token: string, events: Record<string, unknown>[], headers: Record<string, string> = {}) {
+async function post(
+  app: BeaconApp,
+  token: string,
+  events: Record<string, unknown>[],
+  headers: Record<string, string> = {},
+) {
   const res = await fetch(`${app.url}/beacon`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-storefront-access-token': token, ...headers },
@@ -86,7 +100,12 @@ describe('intake settings (standalone)', () => {
     expect((await post(skew, SKEW.token, [forwarded], { 'x-forwarded-for': GB_IP })).status).toBe(201);
     const got = await stored(untrusting, [spoofed.event_id, forwarded.event_id]);
     // the client IP is the loopback peer: no geo
-    expect(got.get(spoofed.event_id)).toMatchObject({ store_id: UNTRUSTING.storeId, geo_country: null, geo_region: null, geo_city: null });
+    expect(got.get(spoofed.event_id)).toMatchObject({
+      store_id: UNTRUSTING.storeId,
+      geo_country: null,
+      geo_region: null,
+      geo_city: null,
+    });
     // loopback is trusted: the forwarded address is the client
     expect(got.get(forwarded.event_id)).toMatchObject({ store_id: SKEW.storeId, geo_country: 'GB', geo_region: 'ENG' });
     expect(got.get(forwarded.event_id)?.geo_city).toMatch(/^[a-z ]+$/);
@@ -114,6 +133,9 @@ describe('intake settings (standalone)', () => {
     expect((await post(untrusting, UNTRUSTING.token, [withinDefault])).status).toBe(201);
     expect(await counterValue('beacon_timestamps_clamped_total', { store: UNTRUSTING.storeId })).toBe(otherBefore);
     const kept = await stored(untrusting, [withinDefault.event_id]);
-    expect(kept.get(withinDefault.event_id)).toMatchObject({ timestamp: withinDefault.timestamp, timestamp_clamped: false });
+    expect(kept.get(withinDefault.event_id)).toMatchObject({
+      timestamp: withinDefault.timestamp,
+      timestamp_clamped: false,
+    });
   });
 });

@@ -27,7 +27,11 @@ async function describeTopics(kafka: Kafka, names: string[]): Promise<Map<string
     const meta = await admin.fetchTopicMetadata({ topics: names });
     const configs = await admin.describeConfigs({
       includeSynonyms: false,
-      resources: names.map((name) => ({ type: ConfigResourceTypes.TOPIC, name, configNames: ['cleanup.policy', 'retention.ms'] })),
+      resources: names.map((name) => ({
+        type: ConfigResourceTypes.TOPIC,
+        name,
+        configNames: ['cleanup.policy', 'retention.ms'],
+      })),
     });
     const out = new Map<string, Described>();
     for (const name of names) {
@@ -85,7 +89,10 @@ describe('topic registry on a broker', () => {
     await ensureTopics(kafka, wanted, logger);
     // a second call (another process starting) is a no-op, not an error
     await ensureTopics(kafka, wanted, logger);
-    const got = await describeTopics(kafka, wanted.map((w) => w.name));
+    const got = await describeTopics(
+      kafka,
+      wanted.map((w) => w.name),
+    );
     for (const key of KEYS) expectRegistryConfig(got.get(name(key)), key);
     expect(got.get(name('events'))?.partitions).toHaveLength(6);
     expect(got.get(name('storeConfig'))?.config.get('cleanup.policy')).toBe('compact');
@@ -117,7 +124,10 @@ describe('topic registry on a broker', () => {
 
     const got = await describeTopics(kafka, KEYS.map(name));
     for (const key of KEYS) expectRegistryConfig(got.get(name(key)), key);
-    const dlqs = await describeTopics(kafka, streamKeys.map((k) => dlqTopic(name(k))));
+    const dlqs = await describeTopics(
+      kafka,
+      streamKeys.map((k) => dlqTopic(name(k))),
+    );
     for (const [topic, d] of dlqs) {
       expect(d.partitions, topic).toEqual([0]);
       expect(d.config.get('cleanup.policy'), topic).toBe('delete');

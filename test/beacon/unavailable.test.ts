@@ -10,7 +10,16 @@ import { loadConfig } from '../../services/common/config.ts';
 import type { UnavailableReason } from '../../services/beacon/produce-queue.ts';
 import { registry as metrics } from '../../services/common/metrics.ts';
 import { startRegistryFixture } from '../schema-registry/fixture.ts';
-import { type BeaconApp, eventId, readTopic, type RedisServer, startBeaconApp, startRedis, startTestBroker, type TestBroker } from './helpers.ts';
+import {
+  type BeaconApp,
+  eventId,
+  readTopic,
+  type RedisServer,
+  startBeaconApp,
+  startRedis,
+  startTestBroker,
+  type TestBroker,
+} from './helpers.ts';
 
 const STORE = 'store-unavailable';
 const TOKEN = 'tok-unavailable-0123456789';
@@ -147,7 +156,8 @@ describe.each([
 
     const records = await readTopic(app.kafka, app.beacon.topics.events, { timeoutMs: 10_000 });
     const ids: string[] = [];
-    for (const r of records) ids.push((await app.beacon.codec.decode<EnrichedEvent>(r.value, app.beacon.topics.events)).value.event_id);
+    for (const r of records)
+      ids.push((await app.beacon.codec.decode<EnrichedEvent>(r.value, app.beacon.topics.events)).value.event_id);
     // every acknowledged event is in the log; a produce call that was in flight when Kafka went away may
     // have landed too (the sinks drop such doubles by event_id), but every id the client sent is there
     for (const id of [...first, ...during]) expect(ids).toContain(id);
@@ -168,7 +178,11 @@ describe('POST /beacon when Redis is unreachable', () => {
   beforeAll(async () => {
     redis = await startRedis();
     broker = await startTestBroker();
-    app = await startBeaconApp({ brokers: broker.brokers, redisUrl: redis.url, stores: [{ storeId: STORE, token: TOKEN }] });
+    app = await startBeaconApp({
+      brokers: broker.brokers,
+      redisUrl: redis.url,
+      stores: [{ storeId: STORE, token: TOKEN }],
+    });
   });
   afterAll(async () => {
     await app?.close();
@@ -184,7 +198,8 @@ describe('POST /beacon when Redis is unreachable', () => {
     expect(r.body).toMatchObject({ accepted: 2, duplicates: 0 });
     const records = await readTopic(app.kafka, app.beacon.topics.events, { timeoutMs: 10_000 });
     const got: string[] = [];
-    for (const rec of records) got.push((await app.beacon.codec.decode<EnrichedEvent>(rec.value, app.beacon.topics.events)).value.event_id);
+    for (const rec of records)
+      got.push((await app.beacon.codec.decode<EnrichedEvent>(rec.value, app.beacon.topics.events)).value.event_id);
     expect(got).toEqual(expect.arrayContaining(ids));
     const { registry } = await import('../../services/common/metrics.ts');
     const errors = (await registry.getSingleMetric('beacon_dedup_errors_total')!.get()).values;

@@ -19,7 +19,14 @@ test('create, describe, alter, grow and delete topics', async () => {
     expect(
       await admin.createTopics({
         topics: [
-          { topic: 'a1', numPartitions: 3, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'retention.ms', value: '3600000' }] },
+          {
+            topic: 'a1',
+            numPartitions: 3,
+            configEntries: [
+              { name: 'cleanup.policy', value: 'compact' },
+              { name: 'retention.ms', value: '3600000' },
+            ],
+          },
           { topic: 'a2' },
         ],
       }),
@@ -27,11 +34,19 @@ test('create, describe, alter, grow and delete topics', async () => {
     // already exists: kafkajs reports false for TOPIC_ALREADY_EXISTS
     expect(await admin.createTopics({ topics: [{ topic: 'a1' }] })).toBe(false);
     // validateOnly creates nothing
-    await admin.createTopics({ validateOnly: true, waitForLeaders: false, topics: [{ topic: 'a3', numPartitions: 2 }] });
+    await admin.createTopics({
+      validateOnly: true,
+      waitForLeaders: false,
+      topics: [{ topic: 'a3', numPartitions: 2 }],
+    });
     expect(await admin.listTopics()).not.toContain('a3');
 
-    await expect(admin.createTopics({ topics: [{ topic: 'bad', replicationFactor: 3 }] })).rejects.toMatchObject({ errors: [expect.objectContaining({ type: 'INVALID_REPLICATION_FACTOR' })] });
-    await expect(admin.createTopics({ topics: [{ topic: 'bad', configEntries: [{ name: 'retention.ms', value: 'soon' }] }] })).rejects.toThrow();
+    await expect(admin.createTopics({ topics: [{ topic: 'bad', replicationFactor: 3 }] })).rejects.toMatchObject({
+      errors: [expect.objectContaining({ type: 'INVALID_REPLICATION_FACTOR' })],
+    });
+    await expect(
+      admin.createTopics({ topics: [{ topic: 'bad', configEntries: [{ name: 'retention.ms', value: 'soon' }] }] }),
+    ).rejects.toThrow();
     await expect(admin.createTopics({ topics: [{ topic: 'bad name!' }] })).rejects.toThrow();
 
     const meta = await admin.fetchTopicMetadata({ topics: ['a1', 'a2'] });
@@ -67,7 +82,9 @@ test('create, describe, alter, grow and delete topics', async () => {
 
     await admin.alterConfigs({
       validateOnly: false,
-      resources: [{ type: ConfigResourceTypes.TOPIC, name: 'a2', configEntries: [{ name: 'retention.ms', value: '1000' }] }],
+      resources: [
+        { type: ConfigResourceTypes.TOPIC, name: 'a2', configEntries: [{ name: 'retention.ms', value: '1000' }] },
+      ],
     });
     const altered = await admin.describeConfigs({
       includeSynonyms: false,
@@ -81,7 +98,10 @@ test('create, describe, alter, grow and delete topics', async () => {
 
     const producer = broker.kafka().producer();
     await producer.connect();
-    await producer.send({ topic: 'a2', messages: [{ value: 'x' }, { value: 'y' }, { value: 'z' }].map((m) => ({ ...m, partition: 0 })) });
+    await producer.send({
+      topic: 'a2',
+      messages: [{ value: 'x' }, { value: 'y' }, { value: 'z' }].map((m) => ({ ...m, partition: 0 })),
+    });
     await producer.disconnect();
     await admin.deleteTopicRecords({ topic: 'a2', partitions: [{ partition: 0, offset: '2' }] });
     const offsets = await admin.fetchTopicOffsets('a2');

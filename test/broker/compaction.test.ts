@@ -38,7 +38,10 @@ test('latest value per key survives, tombstoned keys disappear', { timeout: 60_0
   let produced = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < KEYS; k += 10) {
-      const messages = Array.from({ length: 10 }, (_, i) => ({ key: `user-${k + i}`, value: `r${round}-${'p'.repeat(20)}` }));
+      const messages = Array.from({ length: 10 }, (_, i) => ({
+        key: `user-${k + i}`,
+        value: `r${round}-${'p'.repeat(20)}`,
+      }));
       await producer.send({ topic: 'profiles', acks: -1, messages });
       for (const m of messages) latest.set(m.key, m.value);
       produced += messages.length;
@@ -81,7 +84,11 @@ test('latest value per key survives, tombstoned keys disappear', { timeout: 60_0
   expect(records.length).toBeLessThan(produced); // compaction removed something
   const view = new Map<string, string | null>();
   for (const r of records) view.set(r.key, r.value);
-  for (const k of tombstoned) expect(records.some((r) => r.key === k), `tombstoned ${k}`).toBe(false);
+  for (const k of tombstoned)
+    expect(
+      records.some((r) => r.key === k),
+      `tombstoned ${k}`,
+    ).toBe(false);
   expect(new Map([...view].filter(([, v]) => v !== null))).toEqual(latest);
   // every non-filler key appears once: only its latest record is left
   const perKey = new Map<string, number>();

@@ -51,7 +51,11 @@ test('acknowledged messages survive kill -9', { timeout: 90_000 }, async () => {
 
   const second = await spawnBroker({ BROKER_DATA_DIR: dataDir });
   children.push(second.child);
-  const kafka2 = new Kafka({ clientId: 'crash-check', brokers: [`127.0.0.1:${second.port}`], logLevel: logLevel.NOTHING });
+  const kafka2 = new Kafka({
+    clientId: 'crash-check',
+    brokers: [`127.0.0.1:${second.port}`],
+    logLevel: logLevel.NOTHING,
+  });
   const admin = kafka2.admin();
   await admin.connect();
   const ends = await admin.fetchTopicOffsets('crashy');

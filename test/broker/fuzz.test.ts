@@ -80,13 +80,16 @@ test('random bytes', async () => {
 
 test('absurd and negative size prefixes close the connection', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.oneof(fc.integer({ min: 1024 * 1024 + 1, max: 0x7fffffff }), fc.integer({ min: -0x80000000, max: 7 })), async (size) => {
-      const b = Buffer.alloc(16);
-      b.writeInt32BE(size, 0);
-      const r = await exchange(b, 1000);
-      expect(r.closedByBroker).toBe(true);
-      expect(r.received).toBe(0);
-    }),
+    fc.asyncProperty(
+      fc.oneof(fc.integer({ min: 1024 * 1024 + 1, max: 0x7fffffff }), fc.integer({ min: -0x80000000, max: 7 })),
+      async (size) => {
+        const b = Buffer.alloc(16);
+        b.writeInt32BE(size, 0);
+        const r = await exchange(b, 1000);
+        expect(r.closedByBroker).toBe(true);
+        expect(r.received).toBe(0);
+      },
+    ),
     { numRuns: 60 },
   );
   await assertBrokerHealthy();
@@ -125,7 +128,9 @@ test('truncated frames: the size prefix promises more than is sent', async () =>
 test('valid header + garbage body, every API and version', async () => {
   await fc.assert(
     fc.asyncProperty(
-      fc.constantFrom(...ALL_APIS).chain((api) => fc.tuple(fc.constant(api), fc.integer({ min: api.minVersion, max: api.maxVersion }))),
+      fc
+        .constantFrom(...ALL_APIS)
+        .chain((api) => fc.tuple(fc.constant(api), fc.integer({ min: api.minVersion, max: api.maxVersion }))),
       fc.uint8Array({ minLength: 0, maxLength: 120 }),
       async ([api, version], garbage) => {
         const flexible = version >= api.flexibleFrom;
@@ -159,7 +164,8 @@ test('an unsupported ApiVersions version gets UNSUPPORTED_VERSION with the v0 ta
   expect(res.readInt16BE(8)).toBe(35);
   const n = res.readInt32BE(10);
   const table = new Map<number, [number, number]>();
-  for (let i = 0; i < n; i++) table.set(res.readInt16BE(14 + i * 6), [res.readInt16BE(16 + i * 6), res.readInt16BE(18 + i * 6)]);
+  for (let i = 0; i < n; i++)
+    table.set(res.readInt16BE(14 + i * 6), [res.readInt16BE(16 + i * 6), res.readInt16BE(18 + i * 6)]);
   expect(table.get(18)).toEqual([0, 3]);
   expect(table.get(0)).toEqual([3, 9]);
 });

@@ -39,7 +39,12 @@ test('100k messages, 3-member group with a member leaving mid-way, offsets resum
   let deliveries = 0;
   const consumers: Consumer[] = [];
   for (let c = 0; c < 3; c++) {
-    const consumer = kafka.consumer({ groupId: GROUP, heartbeatInterval: 300, sessionTimeout: 10_000, rebalanceTimeout: 10_000 });
+    const consumer = kafka.consumer({
+      groupId: GROUP,
+      heartbeatInterval: 300,
+      sessionTimeout: 10_000,
+      rebalanceTimeout: 10_000,
+    });
     await consumer.connect();
     await consumer.subscribe({ topic: TOPIC, fromBeginning: true });
     await consumer.run({
@@ -81,7 +86,11 @@ test('100k messages, 3-member group with a member leaving mid-way, offsets resum
   });
   await new Promise((r) => setTimeout(r, 1500));
   expect(late).toEqual([]);
-  await producer.send({ topic: TOPIC, acks: -1, messages: Array.from({ length: 12 }, (_, i) => ({ key: `new${i}`, value: `new${i}` })) });
+  await producer.send({
+    topic: TOPIC,
+    acks: -1,
+    messages: Array.from({ length: 12 }, (_, i) => ({ key: `new${i}`, value: `new${i}` })),
+  });
   await waitFor(() => late.length >= 12, 15_000, 'new messages');
   await new Promise((r) => setTimeout(r, 300));
   expect(late.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `new${i}`).sort());

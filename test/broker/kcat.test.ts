@@ -6,7 +6,11 @@ import { startTestBroker, type TestBroker } from './helpers/broker.ts';
 
 const KCAT = '/usr/bin/kcat';
 
-function kcat(args: string[], input?: string, timeoutMs = 30_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function kcat(
+  args: string[],
+  input?: string,
+  timeoutMs = 30_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(KCAT, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -45,7 +49,10 @@ test('kcat -P with keys, then -C -e round-trips keys and payloads', async () => 
   await admin.createTopics({ topics: [{ topic: 'kcat-in', numPartitions: 4 }] });
   await admin.disconnect();
 
-  const p = await kcat(['-P', '-b', bootstrap, '-t', 'kcat-in', '-K:', '-X', 'acks=all', '-X', 'enable.idempotence=true'], `${lines.join('\n')}\n`);
+  const p = await kcat(
+    ['-P', '-b', bootstrap, '-t', 'kcat-in', '-K:', '-X', 'acks=all', '-X', 'enable.idempotence=true'],
+    `${lines.join('\n')}\n`,
+  );
   expect(p.code, p.stderr).toBe(0);
 
   const c = await kcat(['-C', '-b', bootstrap, '-t', 'kcat-in', '-e', '-q', '-f', '%k:%s\n']);
@@ -69,8 +76,16 @@ test('kcat -P with keys, then -C -e round-trips keys and payloads', async () => 
 
 test('kcat balanced consumer group (-G) with two members consumes everything', async () => {
   const [a, b] = await Promise.all([
-    kcat(['-b', bootstrap, '-G', 'kcat-group', '-e', '-q', '-f', '%k:%s\n', '-X', 'auto.offset.reset=earliest', 'kcat-in'], undefined, 60_000),
-    kcat(['-b', bootstrap, '-G', 'kcat-group', '-e', '-q', '-f', '%k:%s\n', '-X', 'auto.offset.reset=earliest', 'kcat-in'], undefined, 60_000),
+    kcat(
+      ['-b', bootstrap, '-G', 'kcat-group', '-e', '-q', '-f', '%k:%s\n', '-X', 'auto.offset.reset=earliest', 'kcat-in'],
+      undefined,
+      60_000,
+    ),
+    kcat(
+      ['-b', bootstrap, '-G', 'kcat-group', '-e', '-q', '-f', '%k:%s\n', '-X', 'auto.offset.reset=earliest', 'kcat-in'],
+      undefined,
+      60_000,
+    ),
   ]);
   expect(a.code, a.stderr).toBe(0);
   expect(b.code, b.stderr).toBe(0);
@@ -78,7 +93,11 @@ test('kcat balanced consumer group (-G) with two members consumes everything', a
   expect(new Set(got)).toEqual(expected);
 
   // the group committed its offsets: a member joining later has nothing left to read
-  const again = await kcat(['-b', bootstrap, '-G', 'kcat-group', '-e', '-q', '-f', '%k:%s\n', 'kcat-in'], undefined, 60_000);
+  const again = await kcat(
+    ['-b', bootstrap, '-G', 'kcat-group', '-e', '-q', '-f', '%k:%s\n', 'kcat-in'],
+    undefined,
+    60_000,
+  );
   expect(again.code, again.stderr).toBe(0);
   expect(again.stdout.trim()).toBe('');
 });
@@ -87,12 +106,18 @@ test('kafkajs-produced messages read by kcat and kcat-produced read by kafkajs',
   const kafka = broker.kafka();
   const producer = kafka.producer({ idempotent: true });
   await producer.connect();
-  const msgs = Array.from({ length: 500 }, (_, i) => ({ key: `kj${i}`, value: `from kafkajs ${i}`, headers: { h: `x${i}` } }));
+  const msgs = Array.from({ length: 500 }, (_, i) => ({
+    key: `kj${i}`,
+    value: `from kafkajs ${i}`,
+    headers: { h: `x${i}` },
+  }));
   await producer.send({ topic: 'mixed', acks: -1, messages: msgs });
   await producer.disconnect();
   const c = await kcat(['-C', '-b', bootstrap, '-t', 'mixed', '-e', '-q', '-f', '%k|%s|%h\n']);
   expect(c.code, c.stderr).toBe(0);
-  expect(new Set(c.stdout.split('\n').filter(Boolean))).toEqual(new Set(msgs.map((m) => `${m.key}|${m.value}|h=${m.headers.h}`)));
+  expect(new Set(c.stdout.split('\n').filter(Boolean))).toEqual(
+    new Set(msgs.map((m) => `${m.key}|${m.value}|h=${m.headers.h}`)),
+  );
 
   const p = await kcat(['-P', '-b', bootstrap, '-t', 'mixed2', '-K:'], 'a:1\nb:2\nc:3\n');
   expect(p.code, p.stderr).toBe(0);

@@ -20,14 +20,36 @@ test('@platformatic/kafka admin, idempotent producer and group consumer', async 
   expect(meta.topics.get('plt')?.partitionsCount).toBe(3);
   await admin.close();
 
-  const producer = new Producer({ clientId: 'plt-producer', bootstrapBrokers, serializers: stringSerializers, idempotent: true, acks: -1 });
+  const producer = new Producer({
+    clientId: 'plt-producer',
+    bootstrapBrokers,
+    serializers: stringSerializers,
+    idempotent: true,
+    acks: -1,
+  });
   const N = 2000;
-  const messages = Array.from({ length: N }, (_, i) => ({ topic: 'plt', key: `k${i}`, value: `value-${i}`, headers: new Map([['n', `${i}`]]) }));
+  const messages = Array.from({ length: N }, (_, i) => ({
+    topic: 'plt',
+    key: `k${i}`,
+    value: `value-${i}`,
+    headers: new Map([['n', `${i}`]]),
+  }));
   for (let i = 0; i < N; i += 500) await producer.send({ messages: messages.slice(i, i + 500) });
   await producer.close();
 
-  const consumer = new Consumer({ groupId: 'plt-group', clientId: 'plt-consumer', bootstrapBrokers, deserializers: stringDeserializers });
-  const stream = await consumer.consume({ autocommit: true, topics: ['plt'], mode: 'earliest', sessionTimeout: 10_000, heartbeatInterval: 500 });
+  const consumer = new Consumer({
+    groupId: 'plt-group',
+    clientId: 'plt-consumer',
+    bootstrapBrokers,
+    deserializers: stringDeserializers,
+  });
+  const stream = await consumer.consume({
+    autocommit: true,
+    topics: ['plt'],
+    mode: 'earliest',
+    sessionTimeout: 10_000,
+    heartbeatInterval: 500,
+  });
   const seen = new Map<string, string>();
   for await (const m of stream) {
     seen.set(m.key, m.value);

@@ -56,8 +56,24 @@ export function shopifyProduct(over: Record<string, unknown> = {}) {
     ],
     options: [{ id: 594680422, product_id: 632910392, name: 'Color', position: 1, values: ['Pink', 'Red'] }],
     images: [
-      { id: 850703190, position: 2, src: 'https://cdn.shopify.com/s/files/1/ipod-nano-2.png', alt: null, width: 123, height: 456, variant_ids: [] },
-      { id: 562641783, position: 1, src: 'https://cdn.shopify.com/s/files/1/ipod-nano.png', alt: 'Pink iPod', width: 110, height: 140, variant_ids: [808950810] },
+      {
+        id: 850703190,
+        position: 2,
+        src: 'https://cdn.shopify.com/s/files/1/ipod-nano-2.png',
+        alt: null,
+        width: 123,
+        height: 456,
+        variant_ids: [],
+      },
+      {
+        id: 562641783,
+        position: 1,
+        src: 'https://cdn.shopify.com/s/files/1/ipod-nano.png',
+        alt: 'Pink iPod',
+        width: 110,
+        height: 140,
+        variant_ids: [808950810],
+      },
     ],
     image: null,
     metafields: [
@@ -82,8 +98,26 @@ export function shopifyGiftCard(over: Record<string, unknown> = {}) {
     published_at: '2024-01-15T09:00:00Z',
     is_gift_card: true,
     variants: [
-      { id: 11223344551, title: '$25', price: '25.00', position: 1, option1: '$25', inventory_management: null, inventory_policy: 'deny', inventory_quantity: 0 },
-      { id: 11223344552, title: '$50', price: '50.00', position: 2, option1: '$50', inventory_management: null, inventory_policy: 'deny', inventory_quantity: 0 },
+      {
+        id: 11223344551,
+        title: '$25',
+        price: '25.00',
+        position: 1,
+        option1: '$25',
+        inventory_management: null,
+        inventory_policy: 'deny',
+        inventory_quantity: 0,
+      },
+      {
+        id: 11223344552,
+        title: '$50',
+        price: '50.00',
+        position: 2,
+        option1: '$50',
+        inventory_management: null,
+        inventory_policy: 'deny',
+        inventory_quantity: 0,
+      },
     ],
     options: [{ name: 'Denomination', position: 1, values: ['$25', '$50'] }],
     images: [],
@@ -139,7 +173,9 @@ export function shopifyCollection(over: Record<string, unknown> = {}) {
     template_suffix: null,
     published_scope: 'web',
     image: { src: 'https://cdn.shopify.com/s/files/1/ipods.png', alt: 'iPods', width: 300, height: 200 },
-    metafields: [{ namespace: 'app--1234', key: 'default_sort_order', value: 'best_selling', type: 'single_line_text_field' }],
+    metafields: [
+      { namespace: 'app--1234', key: 'default_sort_order', value: 'best_selling', type: 'single_line_text_field' },
+    ],
     ...over,
   };
 }
@@ -149,7 +185,8 @@ export function shopifyArticle(over: Record<string, unknown> = {}) {
     id: 134645308,
     title: 'get on the train now',
     created_at: '2024-02-01T10:00:00Z',
-    body_html: '<p>Do <b>you</b> want to get on the <img src="https://cdn.example.com/train.jpg" alt="train" onerror="x()"> train?</p><script>alert(1)</script>',
+    body_html:
+      '<p>Do <b>you</b> want to get on the <img src="https://cdn.example.com/train.jpg" alt="train" onerror="x()"> train?</p><script>alert(1)</script>',
     blog_id: 241253187,
     author: 'Dennis',
     published_at: '2024-02-02T10:00:00Z',

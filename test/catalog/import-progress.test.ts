@@ -37,7 +37,11 @@ describe('catalog import progress display', () => {
   it('keeps its position and counts across error lines', () => {
     const term = fakeTerminal();
     const bar = new cliProgress.SingleBar(
-      { format: 'importing {percentage}% | line {line} | {produced} records', stream: term.stream, clearOnComplete: true },
+      {
+        format: 'importing {percentage}% | line {line} | {produced} records',
+        stream: term.stream,
+        clearOnComplete: true,
+      },
       cliProgress.Presets.shades_classic,
     );
     const display = importProgressDisplay(bar, term.stream, 1_000);
@@ -51,10 +55,16 @@ describe('catalog import progress display', () => {
       display.onError({ line: 2_001, message: 'variants[0].price: expected a decimal', issues: [] });
       expect(bar.getProgress()).toBe(0.4);
       // the error line above, then the bar again at 40 %, the bad line and the records produced so far
-      expect(term.take().split('\n')).toEqual(['line 2001: variants[0].price: expected a decimal', 'importing 40% | line 2001 | 1500 records']);
+      expect(term.take().split('\n')).toEqual([
+        'line 2001: variants[0].price: expected a decimal',
+        'importing 40% | line 2001 | 1500 records',
+      ]);
 
       display.onError({ line: 2_002, message: '(line): not valid JSON', issues: [] });
-      expect(term.take().split('\n')).toEqual(['line 2002: (line): not valid JSON', 'importing 40% | line 2002 | 1500 records']);
+      expect(term.take().split('\n')).toEqual([
+        'line 2002: (line): not valid JSON',
+        'importing 40% | line 2002 | 1500 records',
+      ]);
 
       display.onProgress({ bytes: 1_000, totalBytes: 1_000, line: 3_000, produced: 2_400 });
       bar.render();

@@ -8,14 +8,31 @@ const now = '2026-01-01T00:00:00.000Z';
 
 describe('import records', () => {
   it('maps each type to its topic and key', () => {
-    const product = recordsForImport('s', { type: 'product', ...shopifyProduct({ variants: [{ id: 1, price: '1', inventory_item_id: 9, inventory_levels: [{ location_id: 3, available: 2 }] }] }) }, now);
+    const product = recordsForImport(
+      's',
+      {
+        type: 'product',
+        ...shopifyProduct({
+          variants: [{ id: 1, price: '1', inventory_item_id: 9, inventory_levels: [{ location_id: 3, available: 2 }] }],
+        }),
+      },
+      now,
+    );
     expect(product.ok && product.records.map((r) => [r.topic, r.key])).toEqual([
       ['products', 's:632910392'],
       ['inventory', 's:i9:3'],
     ]);
-    const collection = recordsForImport('s', { type: 'collection', ...shopifyCollection({ product_ids: [1, 2] }) }, now);
+    const collection = recordsForImport(
+      's',
+      { type: 'collection', ...shopifyCollection({ product_ids: [1, 2] }) },
+      now,
+    );
     expect(collection.ok && collection.records.map((r) => r.key)).toEqual(['s:841564295', 's:841564295:members']);
-    const price = recordsForImport('s', { type: 'price', market: 'ca', variant_id: 1, currency: 'CAD', price: '2.00' }, now);
+    const price = recordsForImport(
+      's',
+      { type: 'price', market: 'ca', variant_id: 1, currency: 'CAD', price: '2.00' },
+      now,
+    );
     expect(price.ok && price.records.map((r) => [r.topic, r.key])).toEqual([['pricing', 's:price:market-ca:1']]);
     const del = recordsForImport('s', { type: 'collection', id: 'gid://shopify/Collection/5', deleted: true }, now);
     expect(del.ok && del.records.map((r) => [r.key, r.value])).toEqual([

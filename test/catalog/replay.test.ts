@@ -68,7 +68,11 @@ describe('catalog replay', () => {
     await infra?.stop();
   });
 
-  const live = (names: string[]) => names.map((n) => ({ group: `streams.${n}`, topic: catalogTopic(infra, PROCESSORS[n].topic as 'products' | 'collections') }));
+  const live = (names: string[]) =>
+    names.map((n) => ({
+      group: `streams.${n}`,
+      topic: catalogTopic(infra, PROCESSORS[n].topic as 'products' | 'collections'),
+    }));
 
   /** Everything a reader sees of the store: the tables row for row (deletes included) and the views. */
   const snapshot = async () => ({
@@ -79,18 +83,36 @@ describe('catalog replay', () => {
        FROM catalog_products WHERE store_id = {s:String} GROUP BY product_id ORDER BY product_id`,
       { s: store },
     ),
-    current: await db.query('SELECT toString(product_id) AS id, title, toString(price_min) AS price_min, toString(price_max) AS price_max FROM catalog_products_current WHERE store_id = {s:String} ORDER BY product_id', { s: store }),
-    variants: await db.query('SELECT toString(product_id) AS p, toString(variant_id) AS v, sku FROM catalog_variants_current WHERE store_id = {s:String} ORDER BY p, v', { s: store }),
+    current: await db.query(
+      'SELECT toString(product_id) AS id, title, toString(price_min) AS price_min, toString(price_max) AS price_max FROM catalog_products_current WHERE store_id = {s:String} ORDER BY product_id',
+      { s: store },
+    ),
+    variants: await db.query(
+      'SELECT toString(product_id) AS p, toString(variant_id) AS v, sku FROM catalog_variants_current WHERE store_id = {s:String} ORDER BY p, v',
+      { s: store },
+    ),
     members: await db.query(
       'SELECT collection_handle AS handle, toString(product_id) AS id, position FROM catalog_collection_products WHERE store_id = {s:String} ORDER BY collection_id, position',
       { s: store },
     ),
-    collections: await db.query('SELECT toString(collection_id) AS id, title FROM catalog_collections_current WHERE store_id = {s:String} ORDER BY collection_id', { s: store }),
+    collections: await db.query(
+      'SELECT toString(collection_id) AS id, title FROM catalog_collections_current WHERE store_id = {s:String} ORDER BY collection_id',
+      { s: store },
+    ),
   });
 
   const replay = async (processor: string) => {
     const events: ReplayEvent[] = [];
-    const env = { config, db, redis, kafka: infra.kafka, logger, streams, deps: streams.deps, runOptions: streams.runOptions };
+    const env = {
+      config,
+      db,
+      redis,
+      kafka: infra.kafka,
+      logger,
+      streams,
+      deps: streams.deps,
+      runOptions: streams.runOptions,
+    };
     const result: ReplayResult = await runReplay(env, { processor, from: { kind: 'earliest' } }, (e) => events.push(e));
     return { result, diffs: events.flatMap((e) => (e.type === 'diff' ? [e.diff] : [])) };
   };
@@ -101,18 +123,28 @@ describe('catalog replay', () => {
     expect(selectProcessors('all').map((p) => p.name)).toEqual(expect.arrayContaining(CATALOG));
     // the hyphenated spelling finds the same processor; `all` and listings keep the canonical names
     expect(selectProcessors('catalog-products,catalog_products').map((p) => p.name)).toEqual(['catalog_products']);
-    expect(validateReplay({ processor: 'catalog-pricing', from: { kind: 'earliest' } }).processor.name).toBe('catalog_pricing');
+    expect(validateReplay({ processor: 'catalog-pricing', from: { kind: 'earliest' } }).processor.name).toBe(
+      'catalog_pricing',
+    );
     expect(Object.keys(PROCESSORS).filter((n) => n.includes('-'))).toEqual([]);
     expect(selectProcessors('all')).toHaveLength(new Set(selectProcessors('all')).size);
-    expect(() => validateReplay({ processor: 'constructor', from: { kind: 'earliest' } })).toThrow(/unknown processor "constructor"/);
+    expect(() => validateReplay({ processor: 'constructor', from: { kind: 'earliest' } })).toThrow(
+      /unknown processor "constructor"/,
+    );
   });
 
-  it('rebuilds products and collections identical to live: deletes honoured, late older updates ignored', { timeout: 120_000 }, async () => {
+  it('rebuilds products and collections identical to live: deletes honoured, late older updates ignored', {
+    timeout: 120_000,
+  }, async () => {
     const collection = (id: number, productIds: number[], updatedAt: string) => {
-      const c = normalizeCollection(store, shopifyCollection({ id, handle: `c${id}`, title: `C${id}`, product_ids: productIds, updated_at: updatedAt }), {
-        source: 'webhook',
-        now: updatedAt,
-      });
+      const c = normalizeCollection(
+        store,
+        shopifyCollection({ id, handle: `c${id}`, title: `C${id}`, product_ids: productIds, updated_at: updatedAt }),
+        {
+          source: 'webhook',
+          now: updatedAt,
+        },
+      );
       if (!c.ok || !c.value.members) throw new Error('bad fixture');
       return c.value;
     };
@@ -123,20 +155,30 @@ describe('catalog replay', () => {
     await produceCatalog(infra, 'products', [
       { key: pkey('1'), value: productRecord(store, { id: 1, title: 'one v1', handle: 'one', updated_at: at('01') }) },
       { key: pkey('2'), value: productRecord(store, { id: 2, title: 'two v1', handle: 'two', updated_at: at('01') }) },
-      { key: pkey('3'), value: productRecord(store, { id: 3, title: 'three v1', handle: 'three', updated_at: at('02') }) },
+      {
+        key: pkey('3'),
+        value: productRecord(store, { id: 3, title: 'three v1', handle: 'three', updated_at: at('02') }),
+      },
       { key: pkey('1'), value: productRecord(store, { id: 1, title: 'one v3', handle: 'one', updated_at: at('10') }) },
       { key: pkey('2'), value: productRecord(store, { id: 2, title: 'two v3', handle: 'two', updated_at: at('10') }) },
     ]);
     await produceCatalog(infra, 'products', [
-      { key: pkey('1'), value: productRecord(store, { id: 1, title: 'one v2 (late)', handle: 'one', updated_at: at('05') }) },
+      {
+        key: pkey('1'),
+        value: productRecord(store, { id: 1, title: 'one v2 (late)', handle: 'one', updated_at: at('05') }),
+      },
       { key: pkey('2'), value: null, timestamp: deleteAt },
-      { key: pkey('2'), value: productRecord(store, { id: 2, title: 'two v2 (late)', handle: 'two', updated_at: at('05') }) },
+      {
+        key: pkey('2'),
+        value: productRecord(store, { id: 2, title: 'two v2 (late)', handle: 'two', updated_at: at('05') }),
+      },
     ]);
     // collection 10 is reordered; collection 11 is deleted (metadata and membership tombstones)
     const c10 = collection(10, [1, 2, 3], at('01'));
     const c10b = collection(10, [3, 1], at('11'));
     const c11 = collection(11, [1], at('01'));
-    const ckey = (id: string, members = false) => catalogKey({ topic: 'collections', store_id: store, collection_id: id, members });
+    const ckey = (id: string, members = false) =>
+      catalogKey({ topic: 'collections', store_id: store, collection_id: id, members });
     await produceCatalog(infra, 'collections', [
       { key: ckey('10'), value: c10.collection },
       { key: ckey('10', true), value: c10.members },
@@ -175,7 +217,9 @@ describe('catalog replay', () => {
     }
     // the rebuilt tables are live; the views read them
     expect(await snapshot()).toEqual(before);
-    const [{ n }] = await db.query<{ n: string }>("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'catalog_products__shadow'");
+    const [{ n }] = await db.query<{ n: string }>(
+      "SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'catalog_products__shadow'",
+    );
     expect(Number(n)).toBe(1);
 
     // live processing resumes where the replay stopped: a new delete arrives through the restarted runner
@@ -183,7 +227,10 @@ describe('catalog replay', () => {
     await until(async () => ((await snapshot()).current.length === 1 ? true : undefined));
     expect((await snapshot()).current.map((r) => r.id)).toEqual(['1']);
     // and nothing was read twice: every version is there once
-    const dup = await db.query<{ n: string }>('SELECT count() AS n FROM (SELECT _version FROM catalog_products WHERE store_id = {s:String} GROUP BY _version HAVING count() > 1)', { s: store });
+    const dup = await db.query<{ n: string }>(
+      'SELECT count() AS n FROM (SELECT _version FROM catalog_products WHERE store_id = {s:String} GROUP BY _version HAVING count() > 1)',
+      { s: store },
+    );
     expect(Number(dup[0].n)).toBe(0);
   });
 

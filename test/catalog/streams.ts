@@ -58,7 +58,13 @@ export interface DlqMessage {
 }
 
 /** Read `<topic>.dlq` from the beginning until `count` messages matched `filter` (or time runs out). */
-export async function readDlq(infra: Infra, topic: string, count: number, filter: (m: DlqMessage) => boolean = () => true, timeoutMs = 20_000): Promise<DlqMessage[]> {
+export async function readDlq(
+  infra: Infra,
+  topic: string,
+  count: number,
+  filter: (m: DlqMessage) => boolean = () => true,
+  timeoutMs = 20_000,
+): Promise<DlqMessage[]> {
   const consumer = infra.kafka.consumer({ groupId: `dlq-reader-${ulid()}` });
   await consumer.connect();
   try {
@@ -67,7 +73,13 @@ export async function readDlq(infra: Infra, topic: string, count: number, filter
     await consumer.run({
       eachMessage: async ({ message }) => {
         const h = (n: string) => String(message.headers?.[n] ?? '');
-        const m = { reason: h('x-dlq-reason'), processor: h('x-dlq-processor'), offset: h('x-dlq-original-offset'), key: message.key?.toString() ?? null, value: message.value };
+        const m = {
+          reason: h('x-dlq-reason'),
+          processor: h('x-dlq-processor'),
+          offset: h('x-dlq-original-offset'),
+          key: message.key?.toString() ?? null,
+          value: message.value,
+        };
         if (filter(m)) seen.push(m);
       },
     });

@@ -37,7 +37,16 @@ describe('docs/analytics.md example queries', () => {
 
   it('covers the 01xx and 02xx tables', () => {
     const all = examples().join('\n');
-    for (const t of ['events_raw', 'product_daily_sales', 'searches_served_daily', 'store_config_current', 'catalog_products_current', 'catalog_collection_products', 'catalog_prices_current', 'catalog_b2b_scope']) {
+    for (const t of [
+      'events_raw',
+      'product_daily_sales',
+      'searches_served_daily',
+      'store_config_current',
+      'catalog_products_current',
+      'catalog_collection_products',
+      'catalog_prices_current',
+      'catalog_b2b_scope',
+    ]) {
       expect(all, t).toContain(t);
     }
   });

@@ -24,11 +24,26 @@ describe('compactRows', () => {
   });
 
   it('falls back (undefined) on mixed keys, another key order, a missing or extra key, or an undefined value', () => {
-    expect(compactRows([{ a: 1, b: 2 }, { a: 1, c: 2 }])).toBeUndefined();
-    expect(compactRows([{ a: 1, b: 2 }, { b: 2, a: 1 }])).toBeUndefined();
+    expect(
+      compactRows([
+        { a: 1, b: 2 },
+        { a: 1, c: 2 },
+      ]),
+    ).toBeUndefined();
+    expect(
+      compactRows([
+        { a: 1, b: 2 },
+        { b: 2, a: 1 },
+      ]),
+    ).toBeUndefined();
     expect(compactRows([{ a: 1, b: 2 }, { a: 1 }])).toBeUndefined();
     expect(compactRows([{ a: 1 }, { a: 1, b: 2 }])).toBeUndefined();
-    expect(compactRows([{ a: 1, b: 2 }, { a: 1, b: undefined }])).toBeUndefined();
+    expect(
+      compactRows([
+        { a: 1, b: 2 },
+        { a: 1, b: undefined },
+      ]),
+    ).toBeUndefined();
     expect(compactRows([{ a: undefined }])).toBeUndefined();
   });
 
@@ -61,7 +76,14 @@ describe('Db.insert over chDB: both payload paths round-trip', () => {
   it('uniform rows (JSONCompactEachRow under a column list)', async () => {
     const rows = [
       { store_id: 'uni', n: 1, price: '9.99', tags: ['a', 'b'], note: null, label: 'x' },
-      { store_id: 'uni', n: '18446744073709551615', price: '0.000001', tags: [], note: 'it\'s "quoted"\nand é', label: 'y' },
+      {
+        store_id: 'uni',
+        n: '18446744073709551615',
+        price: '0.000001',
+        tags: [],
+        note: 'it\'s "quoted"\nand é',
+        label: 'y',
+      },
     ];
     expect(compactRows(rows)).toBeDefined();
     await db.insert('t', rows);

@@ -16,7 +16,14 @@ describe('deduplication log', () => {
   });
 
   it('reports added parts that no active part covers and no drop removed', () => {
-    const log = ['1\t202611_1_1_0\ta', '1\t202611_2_2_0\tb', '1\t202611_3_3_0\tc', '1\t202610_7_7_0\td', '2\t202610_7_7_0\td', ''].join('\n');
+    const log = [
+      '1\t202611_1_1_0\ta',
+      '1\t202611_2_2_0\tb',
+      '1\t202611_3_3_0\tc',
+      '1\t202610_7_7_0\td',
+      '2\t202610_7_7_0\td',
+      '',
+    ].join('\n');
     // 1 and 2 merged into 1_2_1; 3 is gone (the crash case); 7 was dropped on purpose
     expect(danglingParts([log], ['202611_1_2_1'])).toEqual(['202611_3_3_0']);
     // a later file continues the earlier one
@@ -41,8 +48,23 @@ describe('deduplication log', () => {
     });
 
     it('finds no dangling record after token inserts, a repeated token and a merge', async () => {
-      for (let i = 0; i < 4; i++) await db.insert('s', [{ k: 1, v: 1 }, { k: 2, v: 1 }], { dedupToken: `t-${i}` });
-      await db.insert('s', [{ k: 1, v: 1 }, { k: 2, v: 1 }], { dedupToken: 't-0' }); // dropped as a duplicate
+      for (let i = 0; i < 4; i++)
+        await db.insert(
+          's',
+          [
+            { k: 1, v: 1 },
+            { k: 2, v: 1 },
+          ],
+          { dedupToken: `t-${i}` },
+        );
+      await db.insert(
+        's',
+        [
+          { k: 1, v: 1 },
+          { k: 2, v: 1 },
+        ],
+        { dedupToken: 't-0' },
+      ); // dropped as a duplicate
       expect(await db.query('SELECT k, sum(v) AS v FROM s GROUP BY k ORDER BY k')).toEqual([
         { k: 1, v: 4 },
         { k: 2, v: 4 },
@@ -55,9 +77,13 @@ describe('deduplication log', () => {
     it('reads the log where the table keeps it: a record whose part never became active is reported', async () => {
       // what a kill between the dedup record and the part commit leaves behind, written the way the
       // engine writes it (the record only: the part does not exist)
-      const [{ paths }] = await db.query<{ paths: string[] }>("SELECT data_paths AS paths FROM system.tables WHERE database = currentDatabase() AND name = 's'");
+      const [{ paths }] = await db.query<{ paths: string[] }>(
+        "SELECT data_paths AS paths FROM system.tables WHERE database = currentDatabase() AND name = 's'",
+      );
       const dir = path.join(paths[0], 'deduplication_logs');
-      const newest = readdirSync(dir).sort((a, b) => Number(a.match(/\d+/)?.[0]) - Number(b.match(/\d+/)?.[0])).at(-1) as string;
+      const newest = readdirSync(dir)
+        .sort((a, b) => Number(a.match(/\d+/)?.[0]) - Number(b.match(/\d+/)?.[0]))
+        .at(-1) as string;
       appendFileSync(path.join(dir, newest), '1\t1_999_999_0\t1_0_0\n');
       expect(scanLostBlocks(chdbPath, 'dedup_log_test').get('s')).toEqual(['1_999_999_0']);
     });

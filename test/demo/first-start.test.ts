@@ -35,7 +35,15 @@ interface Launched {
 function launch(env: Record<string, string>): Launched {
   const child = spawn(process.execPath, [path.join(ROOT, 'deploy/local/start.ts')], {
     cwd: ROOT,
-    env: { ...process.env, KAFKA_BROKERS: '', REDIS_URL: '', CLICKHOUSE_URL: '', SCHEMA_REGISTRY_URL: '', KAFKA_TOPIC_PREFIX: '', ...env },
+    env: {
+      ...process.env,
+      KAFKA_BROKERS: '',
+      REDIS_URL: '',
+      CLICKHOUSE_URL: '',
+      SCHEMA_REGISTRY_URL: '',
+      KAFKA_TOPIC_PREFIX: '',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -54,7 +62,8 @@ function launch(env: Record<string, string>): Launched {
       while (Date.now() < deadline) {
         const m = re.exec(out);
         if (m) return m;
-        if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}) before ${re}:\n${out.slice(-4000)}`);
+        if (child.exitCode !== null)
+          throw new Error(`npm start exited (${child.exitCode}) before ${re}:\n${out.slice(-4000)}`);
         await new Promise((r) => setTimeout(r, 200));
       }
       throw new Error(`timed out waiting for ${re}:\n${out.slice(-4000)}`);
@@ -82,7 +91,13 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 }
 
 /** every value of a topic written for one store (read from the beginning) */
-async function readTopic<T extends { store_id: string }>(brokers: string[], registryUrl: string, topic: string, storeId: string, expected: number): Promise<T[]> {
+async function readTopic<T extends { store_id: string }>(
+  brokers: string[],
+  registryUrl: string,
+  topic: string,
+  storeId: string,
+  expected: number,
+): Promise<T[]> {
   const kafka = createKafka(brokers, 'demo-first-start-test', createLogger('test', 'warn'));
   const codec = createValueCodec({ registryUrl });
   const consumer = kafka.consumer({ groupId: `demo-test-${process.pid}-${topic}-${Date.now()}` });
@@ -162,7 +177,9 @@ describe('npm start with a fresh data directory', () => {
     const sortCodes = await until(
       'the demo sort orders',
       async () => {
-        const r = await fetch(`${api}/sort-orders`, { headers: { 'X-Storefront-Access-Token': token, accept: 'application/json' } });
+        const r = await fetch(`${api}/sort-orders`, {
+          headers: { 'X-Storefront-Access-Token': token, accept: 'application/json' },
+        });
         const codes = ((await r.json()) as { sortOrders: { code: string }[] }).sortOrders.map((s) => s.code);
         return codes.includes('price_desc') ? codes : undefined;
       },
@@ -171,17 +188,33 @@ describe('npm start with a fresh data directory', () => {
     expect(sortCodes).toEqual(['relevance', 'best_selling', 'newest', 'price_asc', 'price_desc']);
 
     // the background load finishes: catalog, then every simulated session replayed
-    const done = await until('the demo load to finish', async () => (readState().progress.done ? readState() : undefined), 240_000);
+    const done = await until(
+      'the demo load to finish',
+      async () => (readState().progress.done ? readState() : undefined),
+      240_000,
+    );
     expect(done.progress.replayed).toBe(SESSIONS);
     await running.waitFor(/demo: shopper sessions replayed/, 10_000);
 
     // the replayed beacon events are in the log, exactly once each (deterministic event ids)
-    const store = generateDemoStore({ seed: done.seed, products: done.products, sessions: done.sessions, anchorMs: done.anchorMs, imageBaseUrl: done.imageBaseUrl });
+    const store = generateDemoStore({
+      seed: done.seed,
+      products: done.products,
+      sessions: done.sessions,
+      anchorMs: done.anchorMs,
+      imageBaseUrl: done.imageBaseUrl,
+    });
     const planned = [...store.sessions()].flatMap((s) => s.steps.map((st) => st.eventId));
     const purchases = [...store.sessions()].flatMap((s) => s.steps.filter((st) => st.type === 'purchase'));
     const brokers = [`127.0.0.1:${kafkaPort}`];
     const registryUrl = `http://127.0.0.1:${registry}`;
-    const events = await readTopic<EnrichedEvent>(brokers, registryUrl, TOPICS.events.name, done.storeId, planned.length);
+    const events = await readTopic<EnrichedEvent>(
+      brokers,
+      registryUrl,
+      TOPICS.events.name,
+      done.storeId,
+      planned.length,
+    );
     expect(new Set(events.map((e) => e.event_id))).toEqual(new Set(planned));
     expect(events.length).toBe(planned.length);
     const burst = store.groundTruth.trending;
@@ -192,7 +225,9 @@ describe('npm start with a fresh data directory', () => {
 
     // the orders of the bundle sessions are on commerce.orders.v1
     const orders = await readTopic<Order>(brokers, registryUrl, TOPICS.orders.name, done.storeId, purchases.length);
-    expect(orders.map((o) => o.order_id).sort()).toEqual(purchases.map((p) => (p as { orderId: string }).orderId).sort());
+    expect(orders.map((o) => o.order_id).sort()).toEqual(
+      purchases.map((p) => (p as { orderId: string }).orderId).sort(),
+    );
 
     // …and in ClickHouse, when the stream processors run in the app
     if (modules.some((m) => m.name === 'streams')) {

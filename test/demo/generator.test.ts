@@ -15,7 +15,13 @@ import {
 import { recordsForImport } from '../../services/catalog/import.ts';
 import { beaconEvent } from '../../deploy/demo/events.ts';
 import { catalogLines } from '../../deploy/demo/load.ts';
-import { type DemoStore, demoHash, generateDemoStore, orderInput, productIndexOf } from '../../deploy/demo/generator.ts';
+import {
+  type DemoStore,
+  demoHash,
+  generateDemoStore,
+  orderInput,
+  productIndexOf,
+} from '../../deploy/demo/generator.ts';
 import { Rng } from '../../deploy/demo/prng.ts';
 
 const SMALL = { products: 1_500, sessions: 600 };
@@ -128,7 +134,9 @@ describe('generated data is valid platform input', () => {
   it('every configuration item passes the store-config validators', () => {
     const items: [string, unknown][] = [
       ...s.markets.map((m) => ['market', m] as [string, unknown]),
-      ...Object.entries(s.config).flatMap(([kind, list]) => (list as unknown[]).map((v) => [kind, v] as [string, unknown])),
+      ...Object.entries(s.config).flatMap(([kind, list]) =>
+        (list as unknown[]).map((v) => [kind, v] as [string, unknown]),
+      ),
       ['b2b_company_location', s.b2b.companyLocation],
       ['b2b_customer', s.b2b.customer],
     ];
@@ -176,18 +184,20 @@ describe('ground truth matches the sessions', () => {
       const together = new Map<string, number>();
       for (const sess of sessions) {
         const viewed = [...new Set(sess.steps.flatMap((x) => (x.type === 'product_view' ? [x.productId] : [])))].sort();
-        for (let i = 0; i < viewed.length; i++) for (let j = i + 1; j < viewed.length; j++) {
-          const k = `${viewed[i]}|${viewed[j]}`;
-          together.set(k, (together.get(k) ?? 0) + 1);
-        }
+        for (let i = 0; i < viewed.length; i++)
+          for (let j = i + 1; j < viewed.length; j++) {
+            const k = `${viewed[i]}|${viewed[j]}`;
+            together.set(k, (together.get(k) ?? 0) + 1);
+          }
       }
       for (const c of gt.coViewClusters) {
         expect(c.productIds.length).toBeGreaterThanOrEqual(3);
         expect(c.sessions).toBeGreaterThanOrEqual(8);
         const ids = [...c.productIds].sort();
-        for (let i = 0; i < ids.length; i++) for (let j = i + 1; j < ids.length; j++) {
-          expect(together.get(`${ids[i]}|${ids[j]}`) ?? 0).toBeGreaterThanOrEqual(c.sessions);
-        }
+        for (let i = 0; i < ids.length; i++)
+          for (let j = i + 1; j < ids.length; j++) {
+            expect(together.get(`${ids[i]}|${ids[j]}`) ?? 0).toBeGreaterThanOrEqual(c.sessions);
+          }
       }
       // clusters do not share products
       const all = gt.coViewClusters.flatMap((c) => c.productIds);
@@ -208,33 +218,42 @@ describe('ground truth matches the sessions', () => {
         const searching = sessions.filter((x) => x.steps.some((st) => st.type === 'search' && st.query === q.query));
         expect(searching.length).toBeGreaterThanOrEqual(q.sessions);
         for (const sess of searching) {
-          for (const st of sess.steps) if (st.type === 'product_click' && st.query === q.query) expect(relevant.has(st.productId)).toBe(true);
+          for (const st of sess.steps)
+            if (st.type === 'product_click' && st.query === q.query) expect(relevant.has(st.productId)).toBe(true);
         }
       }
     });
 
     it(`${label}: the trending query is new, and searched by many distinct sessions inside its window`, () => {
       const t = gt.trending;
-      const searches = sessions.flatMap((x) => x.steps.filter((st) => st.type === 'search' && st.query === t.query).map((st) => ({ session: x.sessionId, at: st.t })));
+      const searches = sessions.flatMap((x) =>
+        x.steps
+          .filter((st) => st.type === 'search' && st.query === t.query)
+          .map((st) => ({ session: x.sessionId, at: st.t })),
+      );
       expect(new Set(searches.map((x) => x.session)).size).toBeGreaterThanOrEqual(t.sessions);
       expect(t.sessions).toBeGreaterThanOrEqual(25);
       for (const x of searches) expect(x.at).toBeGreaterThanOrEqual(-t.windowMinutes * 60_000);
       // before the window nobody searched it, and during the window it dominates every other query
       const inWindow = new Map<string, Set<string>>();
-      for (const x of sessions) for (const st of x.steps) {
-        if (st.type === 'search' && st.t >= -t.windowMinutes * 60_000) {
-          if (!inWindow.has(st.query)) inWindow.set(st.query, new Set());
-          inWindow.get(st.query)?.add(x.sessionId);
+      for (const x of sessions)
+        for (const st of x.steps) {
+          if (st.type === 'search' && st.t >= -t.windowMinutes * 60_000) {
+            if (!inWindow.has(st.query)) inWindow.set(st.query, new Set());
+            inWindow.get(st.query)?.add(x.sessionId);
+          }
         }
-      }
       const top = [...inWindow.entries()].sort((a, b) => b[1].size - a[1].size)[0];
       expect(top[0]).toBe(t.query);
-      for (const id of t.relevant) expect(String(s.product(productIndexOf(id)).title).toLowerCase()).toContain(t.query.split(' ')[0]);
+      for (const id of t.relevant)
+        expect(String(s.product(productIndexOf(id)).title).toLowerCase()).toContain(t.query.split(' ')[0]);
     });
 
     it(`${label}: every bundle is bought together in ≥ the planted number of orders`, () => {
       expect(gt.bundles.length).toBeGreaterThanOrEqual(3);
-      const orders = sessions.flatMap((x) => x.steps.flatMap((st) => (st.type === 'purchase' ? [new Set(st.lines.map((l) => l.productId))] : [])));
+      const orders = sessions.flatMap((x) =>
+        x.steps.flatMap((st) => (st.type === 'purchase' ? [new Set(st.lines.map((l) => l.productId))] : [])),
+      );
       for (const b of gt.bundles) {
         expect(b.productIds.length).toBeGreaterThanOrEqual(2);
         expect(orders.filter((o) => b.productIds.every((id) => o.has(id))).length).toBeGreaterThanOrEqual(b.orders);

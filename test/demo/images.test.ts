@@ -38,7 +38,9 @@ describe('demo images', () => {
   });
 
   it('pixels differ between every pair of product types (same colour and pattern)', async () => {
-    const rendered = await Promise.all(PRODUCT_TYPES.map(async (t) => pixels(await renderImage({ type: t.slug, color: 'navy', pattern: 0 }))));
+    const rendered = await Promise.all(
+      PRODUCT_TYPES.map(async (t) => pixels(await renderImage({ type: t.slug, color: 'navy', pattern: 0 }))),
+    );
     let smallest = Number.POSITIVE_INFINITY;
     for (let i = 0; i < rendered.length; i++) {
       for (let j = i + 1; j < rendered.length; j++) smallest = Math.min(smallest, meanDiff(rendered[i], rendered[j]));
@@ -58,7 +60,14 @@ describe('demo images', () => {
 
   it('names: only demo images parse (no path tricks), and every catalog image name is renderable', () => {
     expect(parseImageName('dress-navy-2.png')).toEqual({ type: 'dress', color: 'navy', pattern: 2 });
-    for (const bad of ['../etc-passwd-0.png', 'dress-navy-4.png', 'dress-teal-0.png', 'robot-navy-0.png', 'dress-navy-0.jpg', 'dress-navy-0.png/..']) {
+    for (const bad of [
+      '../etc-passwd-0.png',
+      'dress-navy-4.png',
+      'dress-teal-0.png',
+      'robot-navy-0.png',
+      'dress-navy-0.jpg',
+      'dress-navy-0.png/..',
+    ]) {
       expect(parseImageName(bad)).toBeUndefined();
     }
     const names = allImageNames();

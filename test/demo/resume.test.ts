@@ -22,7 +22,15 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 function launch(env: Record<string, string>) {
   const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'deploy/local/start.ts')], {
     cwd: ROOT,
-    env: { ...process.env, KAFKA_BROKERS: '', REDIS_URL: '', CLICKHOUSE_URL: '', SCHEMA_REGISTRY_URL: '', KAFKA_TOPIC_PREFIX: '', ...env },
+    env: {
+      ...process.env,
+      KAFKA_BROKERS: '',
+      REDIS_URL: '',
+      CLICKHOUSE_URL: '',
+      SCHEMA_REGISTRY_URL: '',
+      KAFKA_TOPIC_PREFIX: '',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -42,7 +50,8 @@ function launch(env: Record<string, string>) {
       while (Date.now() < deadline) {
         const m = re.exec(out);
         if (m) return m;
-        if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}) before ${re}:\n${out.slice(-3000)}`);
+        if (child.exitCode !== null)
+          throw new Error(`npm start exited (${child.exitCode}) before ${re}:\n${out.slice(-3000)}`);
         await new Promise((r) => setTimeout(r, 100));
       }
       throw new Error(`timed out waiting for ${re}:\n${out.slice(-3000)}`);
@@ -110,9 +119,17 @@ describe('demo load after a crash', () => {
     expect(done.progress.replayStartMs).toBe(after.progress.replayStartMs);
 
     // every planned event exactly once on storefront.events.v1, every order on commerce.orders.v1
-    const store = generateDemoStore({ seed: done.seed, products: done.products, sessions: done.sessions, anchorMs: done.anchorMs, imageBaseUrl: done.imageBaseUrl });
+    const store = generateDemoStore({
+      seed: done.seed,
+      products: done.products,
+      sessions: done.sessions,
+      anchorMs: done.anchorMs,
+      imageBaseUrl: done.imageBaseUrl,
+    });
     const planned = [...store.sessions()].flatMap((x) => x.steps.map((st) => st.eventId));
-    const orderIds = [...store.sessions()].flatMap((x) => x.steps.flatMap((st) => (st.type === 'purchase' ? [st.orderId] : [])));
+    const orderIds = [...store.sessions()].flatMap((x) =>
+      x.steps.flatMap((st) => (st.type === 'purchase' ? [st.orderId] : [])),
+    );
     const kafka = createKafka([`127.0.0.1:${kafkaPort}`], 'demo-resume-test', createLogger('test', 'warn'));
     const codec = createValueCodec({ registryUrl: `http://127.0.0.1:${registry}` });
     const read = async (topic: string, expected: number) => {

@@ -27,7 +27,11 @@ if (mode === 'child') {
     'CREATE TABLE IF NOT EXISTS t (k UInt8, i UInt64, v UInt64) ENGINE = SummingMergeTree PARTITION BY k ORDER BY (k, i) SETTINGS non_replicated_deduplication_window = 1000',
   );
   for (let i = Number(startArg); ; i++) {
-    await db.insert('t', Array.from({ length: ROWS }, (_, j) => ({ k: j % 3, i, v: 1 })), { dedupToken: `tok-${i}` });
+    await db.insert(
+      't',
+      Array.from({ length: ROWS }, (_, j) => ({ k: j % 3, i, v: 1 })),
+      { dedupToken: `tok-${i}` },
+    );
     process.stdout.write(`${i}\n`);
   }
 }
@@ -39,7 +43,9 @@ let next = 0;
 const inFlight = new Set<number>();
 try {
   for (let k = 0; k < kills; k++) {
-    const child = spawn(process.execPath, [process.argv[1], 'child', dataDir, String(next)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [process.argv[1], 'child', dataDir, String(next)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let acked = next - 1;
     child.stdout.on('data', (b: Buffer) => {
       const lines = b.toString().trim().split('\n');
@@ -59,9 +65,12 @@ try {
   const wrong: [number, number][] = [];
   for (let i = 0; i < next; i++) if ((sums.get(i) ?? 0) !== ROWS) wrong.push([i, sums.get(i) ?? 0]);
   await db.close();
-  console.log(`${kills} SIGKILLs during inserts, ${next} blocks acknowledged or retried; blocks not summing to ${ROWS}: ${wrong.length}`);
+  console.log(
+    `${kills} SIGKILLs during inserts, ${next} blocks acknowledged or retried; blocks not summing to ${ROWS}: ${wrong.length}`,
+  );
   if (wrong.length) {
-    const desc = ([i, v]: [number, number]) => `${i} → ${v} (${inFlight.has(i) ? 'in flight at a kill, retried' : 'acknowledged before a kill'})`;
+    const desc = ([i, v]: [number, number]) =>
+      `${i} → ${v} (${inFlight.has(i) ? 'in flight at a kill, retried' : 'acknowledged before a kill'})`;
     console.log(`  block → rows found: ${wrong.slice(0, 20).map(desc).join(', ')}`);
   }
   process.exitCode = wrong.length ? 1 : 0;

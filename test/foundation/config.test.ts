@@ -13,7 +13,11 @@ describe('configuration', () => {
   });
 
   it('uses configured servers instead of embedded ones', () => {
-    const c = loadConfig({ KAFKA_BROKERS: 'k1:9092,k2:9093', REDIS_URL: 'redis://r:6380', CLICKHOUSE_URL: 'http://ch:8123' });
+    const c = loadConfig({
+      KAFKA_BROKERS: 'k1:9092,k2:9093',
+      REDIS_URL: 'redis://r:6380',
+      CLICKHOUSE_URL: 'http://ch:8123',
+    });
     expect(c.kafkaBrokers).toEqual(['k1:9092', 'k2:9093']);
     expect(c.embedded).toMatchObject({ kafka: false, redis: false, clickhouse: false, schemaRegistry: true });
   });
@@ -32,7 +36,11 @@ describe('configuration', () => {
 
   it('stops start-up of the app and of the launcher with a message naming the variable', () => {
     for (const entry of ['services/app/main.ts', 'deploy/local/start.ts']) {
-      const r = spawnSync(process.execPath, [entry], { env: { ...process.env, HTTP_PORT: 'abc' }, encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(process.execPath, [entry], {
+        env: { ...process.env, HTTP_PORT: 'abc' },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(r.status).toBe(78);
       expect(r.stderr).toMatch(/HTTP_PORT: .*"abc"/);
     }

@@ -20,7 +20,15 @@ interface Queue {
 type QueueClass = new (opts: Record<string, unknown>) => Queue;
 
 const logger = { debug() {}, info() {}, warn() {}, error() {} };
-const queue = (Class: QueueClass) => new Class({ maxInFlightRequests: 5, requestTimeout: 1_000, enforceRequestTimeout: false, clientId: 't', broker: 'b:1', logger });
+const queue = (Class: QueueClass) =>
+  new Class({
+    maxInFlightRequests: 5,
+    requestTimeout: 1_000,
+    enforceRequestTimeout: false,
+    clientId: 't',
+    broker: 'b:1',
+    logger,
+  });
 
 describe('kafkajs request-queue polling', () => {
   let broker: TestBroker;
@@ -83,7 +91,8 @@ describe('kafkajs request-queue polling', () => {
       return check.call(this);
     };
     try {
-      for (let i = 0; i < 5; i++) await producer.send({ topic: 'idle', messages: [{ key: String(i), value: `v${i}` }] });
+      for (let i = 0; i < 5; i++)
+        await producer.send({ topic: 'idle', messages: [{ key: String(i), value: `v${i}` }] });
       expect(checks).toBeGreaterThan(0); // completed requests check the queue
       checks = 0;
       await new Promise((r) => setTimeout(r, 200));

@@ -3,12 +3,24 @@
 // rest to kafkajs, and the swap must produce batches the broker accepts and consumers read back intact
 // (keys, values, headers, timestamps). Likewise the linear grouping of a send's messages by partition
 // (services/common/kafkajs-grouping.ts): kafkajs' result, in one pass.
-import { createIdempotentProducer, createKafka, kafkajsRecordDecoderIsFast, kafkajsRecordEncoderIsFast } from '../../services/common/kafka.ts';
+import {
+  createIdempotentProducer,
+  createKafka,
+  kafkajsRecordDecoderIsFast,
+  kafkajsRecordEncoderIsFast,
+} from '../../services/common/kafka.ts';
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { groupMessagesPerPartition, kafkajsGroupingIsLinear } from '../../services/common/kafkajs-grouping.ts';
-import { encodeRecord, fastRecordBatch, fastRecordDecoder, type RecordBatchContext, type RecordBatchInput, type RecordInput } from '../../services/common/kafkajs-record.ts';
+import {
+  encodeRecord,
+  fastRecordBatch,
+  fastRecordDecoder,
+  type RecordBatchContext,
+  type RecordBatchInput,
+  type RecordInput,
+} from '../../services/common/kafkajs-record.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { startTestBroker, type TestBroker } from '../broker/helpers/broker.ts';
 
@@ -33,14 +45,21 @@ const bytes = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 300 }),
   fc.uint8Array({ maxLength: 3000 }).map((a) => Buffer.from(a)),
 );
-const headerValue = fc.oneof(fc.string({ maxLength: 40 }), fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a)));
+const headerValue = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a)),
+);
 const input = fc.record(
   {
     offsetDelta: fc.oneof(fc.nat({ max: 100_000 }), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })),
     timestampDelta: fc.oneof(fc.integer({ min: -5_000, max: 5_000 }), fc.integer({ min: -(2 ** 51), max: 2 ** 51 })),
     key: bytes,
     value: bytes,
-    headers: fc.dictionary(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }), fc.oneof(headerValue, fc.array(headerValue, { maxLength: 3 })), { maxKeys: 4 }),
+    headers: fc.dictionary(
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
+      fc.oneof(headerValue, fc.array(headerValue, { maxLength: 3 })),
+      { maxKeys: 4 },
+    ),
   },
   { requiredKeys: [] },
 );
@@ -94,7 +113,12 @@ describe('kafkajs record encoding', () => {
         async (recs, fields) => {
           // half the batches from kafkajs' records, half from the fast ones: both kinds arrive here
           const records = recs.map((r, i) => (i % 2 ? record(r) : (encodeRecord(r) as { buffer: Buffer })));
-          const args = { ...fields, producerId: Long.fromValue(fields.producerId), records, lastOffsetDelta: records.length - 1 };
+          const args = {
+            ...fields,
+            producerId: Long.fromValue(fields.producerId),
+            records,
+            lastOffsetDelta: records.length - 1,
+          };
           const [a, b] = await Promise.all([fast(args), own(args)]);
           expect(a.buffer.toString('hex')).toBe(b.buffer.toString('hex'));
           expect(a.size()).toBe(a.buffer.length);
@@ -107,11 +131,14 @@ describe('kafkajs record encoding', () => {
   it('decodes records as kafkajs’ own record decoder does', () => {
     type Decode = Parameters<typeof fastRecordDecoder>[0];
     const own = kafkajsOwn<Decode>(require.resolve('kafkajs/src/protocol/recordBatch/record/v0/decoder.js'));
-    const header = require('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as Parameters<typeof fastRecordDecoder>[1];
+    const header = require('kafkajs/src/protocol/recordBatch/header/v0/decoder.js') as Parameters<
+      typeof fastRecordDecoder
+    >[1];
     const fast = fastRecordDecoder(own, header);
     const Decoder = require('kafkajs/src/protocol/decoder.js') as new (b: Buffer) => Parameters<Decode>[0];
     const record = kafkajsRecord();
-    const decimal = (max: bigint) => fc.oneof(fc.bigInt({ min: -1n, max: 10_000_000n }), fc.bigInt({ min: 0n, max })).map(String);
+    const decimal = (max: bigint) =>
+      fc.oneof(fc.bigInt({ min: -1n, max: 10_000_000n }), fc.bigInt({ min: 0n, max })).map(String);
     const headers = fc.dictionary(
       fc.constantFrom('trace', 'a', 'toString', 'constructor', '__proto__', 'x-dlq-reason'),
       fc.oneof(fc.string({ maxLength: 10 }), fc.array(fc.string({ maxLength: 10 }), { minLength: 1, maxLength: 3 })),
@@ -127,7 +154,9 @@ describe('kafkajs record encoding', () => {
     });
     fc.assert(
       fc.property(input, headers, context, fc.boolean(), (rec, hs, ctx, viaKafkajs) => {
-        const encoded = (viaKafkajs ? record({ ...rec, headers: hs }) : encodeRecord({ ...rec, headers: hs })) as { buffer: Buffer } | undefined;
+        const encoded = (viaKafkajs ? record({ ...rec, headers: hs }) : encodeRecord({ ...rec, headers: hs })) as
+          | { buffer: Buffer }
+          | undefined;
         if (!encoded) return;
         // a record inside a larger buffer, after other bytes, as in a fetched batch
         const bytes = Buffer.concat([Buffer.from([7, 7, 7]), encoded.buffer, Buffer.from([9])]);
@@ -149,18 +178,24 @@ describe('kafkajs record encoding', () => {
 
   it('groups a send by partition as kafkajs does, with the linear grouping in place', () => {
     expect(kafkajsGroupingIsLinear()).toBe(true);
-    const own = kafkajsOwn<typeof groupMessagesPerPartition>(require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js'));
+    const own = kafkajsOwn<typeof groupMessagesPerPartition>(
+      require.resolve('kafkajs/src/producer/groupMessagesPerPartition.js'),
+    );
     expect(own).not.toBe(groupMessagesPerPartition);
     fc.assert(
-      fc.property(fc.array(fc.record({ key: fc.string(), n: fc.nat() }), { maxLength: 300 }), fc.integer({ min: 0, max: 12 }), (messages, count) => {
-        const args = {
-          topic: 't',
-          partitionMetadata: Array.from({ length: count }, (_, i) => ({ partitionId: i })),
-          messages,
-          partitioner: ({ message }: { message: unknown }) => (message as { n: number }).n % Math.max(1, count),
-        };
-        expect(groupMessagesPerPartition(args)).toEqual(own(args));
-      }),
+      fc.property(
+        fc.array(fc.record({ key: fc.string(), n: fc.nat() }), { maxLength: 300 }),
+        fc.integer({ min: 0, max: 12 }),
+        (messages, count) => {
+          const args = {
+            topic: 't',
+            partitionMetadata: Array.from({ length: count }, (_, i) => ({ partitionId: i })),
+            messages,
+            partitioner: ({ message }: { message: unknown }) => (message as { n: number }).n % Math.max(1, count),
+          };
+          expect(groupMessagesPerPartition(args)).toEqual(own(args));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -221,7 +256,10 @@ describe('kafkajs record encoding', () => {
         expect(g.timestamp).toBe(s.timestamp);
         if (s.headers) {
           expect((g.headers.trace as Buffer).toString()).toBe(s.headers.trace);
-          expect((g.headers.multi as Buffer[]).map((b) => b.toString('hex'))).toEqual(['61', Buffer.from(s.headers.multi[1] as Buffer).toString('hex')]);
+          expect((g.headers.multi as Buffer[]).map((b) => b.toString('hex'))).toEqual([
+            '61',
+            Buffer.from(s.headers.multi[1] as Buffer).toString('hex'),
+          ]);
         } else {
           expect(g.headers).toEqual({});
         }

@@ -12,7 +12,10 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sd-restart-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 async function launch(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, ['deploy/local/start.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['deploy/local/start.ts'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -39,8 +42,14 @@ describe('npm start', () => {
   it('prints its URLs, exits cleanly on Ctrl-C and restarts on the same data', async () => {
     const [http, kafka, registry, ch, redis] = await freePorts(5);
     const env = {
-      DATA_DIR: dataDir, HTTP_PORT: String(http), KAFKA_PORT: String(kafka), SCHEMA_REGISTRY_PORT: String(registry),
-      CLICKHOUSE_HTTP_PORT: String(ch), REDIS_PORT: String(redis), DEMO_STORE: 'false', LOG_LEVEL: 'warn',
+      DATA_DIR: dataDir,
+      HTTP_PORT: String(http),
+      KAFKA_PORT: String(kafka),
+      SCHEMA_REGISTRY_PORT: String(registry),
+      CLICKHOUSE_HTTP_PORT: String(ch),
+      REDIS_PORT: String(redis),
+      DEMO_STORE: 'false',
+      LOG_LEVEL: 'warn',
     };
     const first = await launch(env);
     expect(first.output()).toContain(`http://127.0.0.1:${ch}`);
@@ -62,7 +71,8 @@ describe('npm start', () => {
     // modules (stream consumers joining their groups) become ready in the background after start-up
     let ready: Response;
     const deadline = Date.now() + 60_000;
-    while ((ready = await fetch(`http://127.0.0.1:${http}/readyz`)).status !== 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    while ((ready = await fetch(`http://127.0.0.1:${http}/readyz`)).status !== 200 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 250));
     expect({ status: ready.status, body: await ready.text() }).toMatchObject({ status: 200 });
     expect(await interrupt(second.child)).toBe(0);
   }, 180_000);

@@ -15,7 +15,22 @@ export async function startRedis(): Promise<RedisServer> {
   const [port] = await freePorts(1);
   const child: ChildProcess = spawn(
     ensureRedisServer(),
-    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--protected-mode', 'no', '--loglevel', 'warning'],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--protected-mode',
+      'no',
+      '--loglevel',
+      'warning',
+    ],
     { stdio: 'ignore' },
   );
   const deadline = Date.now() + 10_000;

@@ -24,7 +24,10 @@ export function stack(): StackInfo {
 }
 
 /** Runs a read query on the stack's analysts' endpoint (`{name:Type}` parameters) and returns its rows. */
-export async function sql<T = Record<string, unknown>>(query: string, params: Record<string, string | number> = {}): Promise<T[]> {
+export async function sql<T = Record<string, unknown>>(
+  query: string,
+  params: Record<string, string | number> = {},
+): Promise<T[]> {
   const qs = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [`param_${k}`, String(v)]));
   const r = await fetch(`${stack().clickhouseUrl}/?${qs}`, { method: 'POST', body: `${query} FORMAT JSONEachRow` });
   const text = await r.text();

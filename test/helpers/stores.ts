@@ -6,7 +6,12 @@
 //   // later changes: const w = testStoreWriter(); await w.putConfig(storeId, 'block', {...}); await waitForApp(w);
 import pino from 'pino';
 import { type ConfigInput, type ConfigKind, STRATEGY_KEYS } from '../../schemas/config.ts';
-import { type ConfigWriter, openConfigWriter, type StoreSettingsPatch, type WriteResult } from '../../services/store-config/writer.ts';
+import {
+  type ConfigWriter,
+  openConfigWriter,
+  type StoreSettingsPatch,
+  type WriteResult,
+} from '../../services/store-config/writer.ts';
 import { stack } from './stack.ts';
 
 let shared: ConfigWriter | undefined;
@@ -38,9 +43,12 @@ export async function waitForApp(writerOrWrite: ConfigWriter | WriteResult, time
   const deadline = Date.now() + timeoutMs;
   const base = stack().httpUrl;
   while (Date.now() < deadline) {
-    const res = await fetch(`${base}/internal/store-config/caught-up?partition=${w.partition}&offset=${w.offset}&wait_ms=2000`);
+    const res = await fetch(
+      `${base}/internal/store-config/caught-up?partition=${w.partition}&offset=${w.offset}&wait_ms=2000`,
+    );
     if (res.ok && ((await res.json()) as { caught_up: boolean }).caught_up) return;
-    if (!res.ok && res.status !== 404 && res.status !== 503) throw new Error(`caught-up endpoint answered ${res.status}`);
+    if (!res.ok && res.status !== 404 && res.status !== 503)
+      throw new Error(`caught-up endpoint answered ${res.status}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`the app did not apply store-config offset ${w.offset} within ${timeoutMs} ms`);
@@ -55,7 +63,9 @@ export interface TestStoreOptions {
   items?: { [K in ConfigKind]?: ConfigInput<K>[] };
 }
 
-export async function createTestStore(opts: TestStoreOptions = {}): Promise<{ storeId: string; token: string; tokenId: string }> {
+export async function createTestStore(
+  opts: TestStoreOptions = {},
+): Promise<{ storeId: string; token: string; tokenId: string }> {
   const w = testStoreWriter();
   const created = await w.createStore({ name: opts.name ?? `test store ${process.pid}`, storeId: opts.storeId });
   const items = opts.items ?? {};
@@ -76,9 +86,16 @@ export const SAMPLE_FALLBACK_BLOCK_ID = '01JD0000000000000000000002';
 
 export function sampleItems(): { [K in ConfigKind]?: ConfigInput<K>[] } {
   return {
-    market: [{ code: 'us', name: 'United States', market_id: '1001', countries: ['us'], currency: 'usd', price_list_id: null }],
+    market: [
+      { code: 'us', name: 'United States', market_id: '1001', countries: ['us'], currency: 'usd', price_list_id: null },
+    ],
     sort_order: [
-      { code: 'newest', nickname: 'Newest', scope: 'both', expressions: [{ attribute: 'published_at', direction: 'desc' }] },
+      {
+        code: 'newest',
+        nickname: 'Newest',
+        scope: 'both',
+        expressions: [{ attribute: 'published_at', direction: 'desc' }],
+      },
       {
         code: 'best_selling',
         nickname: 'Best selling',
@@ -100,7 +117,10 @@ export function sampleItems(): { [K in ConfigKind]?: ConfigInput<K>[] } {
         rules: [
           {
             name: 'hide for bots',
-            conditions: { conditional: 'AND', expressions: [{ property: 'device_type', operator: 'eq', values: ['bot'] }] },
+            conditions: {
+              conditional: 'AND',
+              expressions: [{ property: 'device_type', operator: 'eq', values: ['bot'] }],
+            },
             actions: [{ type: 'hide_block' }],
           },
         ],
@@ -117,7 +137,12 @@ export function sampleItems(): { [K in ConfigKind]?: ConfigInput<K>[] } {
         collection_handle: 'shoes',
         sort_order_code: 'best_selling',
         pins: [{ product_id: '4242', position: 1 }],
-        boosts: [{ match: { conditional: 'AND', expressions: [{ property: 'vendor', operator: 'eq', values: ['Acme'] }] }, factor: 1.4 }],
+        boosts: [
+          {
+            match: { conditional: 'AND', expressions: [{ property: 'vendor', operator: 'eq', values: ['Acme'] }] },
+            factor: 1.4,
+          },
+        ],
         banners: [
           {
             id: '01JD0000000000000000000011',
@@ -138,7 +163,10 @@ export function sampleItems(): { [K in ConfigKind]?: ConfigInput<K>[] } {
         id: '01JD0000000000000000000020',
         name: 'Sneakers means trainers',
         targeting: { query_match: 'exact', queries: ['sneakers'] },
-        actions: [{ type: 'replace_query', query: 'trainers' }, { type: 'future_action', anything: 1 }],
+        actions: [
+          { type: 'replace_query', query: 'trainers' },
+          { type: 'future_action', anything: 1 },
+        ],
       },
     ],
     redirect_term: [{ term: 'Gift Cards', url: '/products/gift-card', match: 'exact' }],
@@ -146,12 +174,27 @@ export function sampleItems(): { [K in ConfigKind]?: ConfigInput<K>[] } {
       { id: 'tees', type: 'two_way', terms: ['t-shirt', 'tee'] },
       { id: 'pants', type: 'one_way', term: 'pants', synonyms: ['trousers', 'chinos'] },
     ],
-    variant_breakout: [{ id: 'color', name: 'Colour breakout', option_code: 'Color', applies: 'collections', include_option_value_in_title: false }],
+    variant_breakout: [
+      {
+        id: 'color',
+        name: 'Colour breakout',
+        option_code: 'Color',
+        applies: 'collections',
+        include_option_value_in_title: false,
+      },
+    ],
     autocomplete_curation: [
       { query: 'cheap knockoff', allowed: false },
       { query: 'tshirt', allowed: true, display_label: 'T-shirts' },
     ],
-    b2b_company_location: [{ gid: 'gid://shopify/CompanyLocation/555', company_id: '77', catalog_id: 'catalog-b2b', price_list_id: 'pl-wholesale' }],
+    b2b_company_location: [
+      {
+        gid: 'gid://shopify/CompanyLocation/555',
+        company_id: '77',
+        catalog_id: 'catalog-b2b',
+        price_list_id: 'pl-wholesale',
+      },
+    ],
     b2b_customer: [{ customer_id: 'gid://shopify/Customer/9001', company_ids: ['77'] }],
     ranking_rule: [
       {

@@ -28,7 +28,8 @@ const quiet = pino({ level: process.env.SR_TEST_LOG ?? 'warn' });
 
 export async function startRegistryFixture(topic = '_schemas'): Promise<RegistryFixture> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sr-test-'));
-  const start = (port: number) => startBroker({ port, dataDir, logger: quiet, groupOptions: { initialRebalanceDelayMs: 0 } });
+  const start = (port: number) =>
+    startBroker({ port, dataDir, logger: quiet, groupOptions: { initialRebalanceDelayMs: 0 } });
   let broker = await start(0);
   const port = broker.port;
   const brokers = [`127.0.0.1:${port}`];

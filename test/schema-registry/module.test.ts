@@ -37,20 +37,33 @@ function context(env: Record<string, string>) {
       urls[label] = url;
     },
   } as unknown as AppContext;
-  return { ctx, checks, urls, close: async () => {
-    for (const fn of closers.reverse()) await fn();
-  } };
+  return {
+    ctx,
+    checks,
+    urls,
+    close: async () => {
+      for (const fn of closers.reverse()) await fn();
+    },
+  };
 }
 
 describe('schemaRegistryModule', () => {
   it('embedded: serves the registry on its own port from the prefixed _schemas topic and registers the platform subjects', async () => {
-    const { ctx, checks, urls, close } = context({ SCHEMA_REGISTRY_URL: '', SCHEMA_REGISTRY_PORT: '0', KAFKA_TOPIC_PREFIX: 'mod-embedded.' });
+    const { ctx, checks, urls, close } = context({
+      SCHEMA_REGISTRY_URL: '',
+      SCHEMA_REGISTRY_PORT: '0',
+      KAFKA_TOPIC_PREFIX: 'mod-embedded.',
+    });
     await schemaRegistryModule.start(ctx);
     try {
       expect(urls.schemaRegistry).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       await expect(checks.schemaRegistry()).resolves.toBeUndefined();
       const subjects = (await sr(urls.schemaRegistry, 'GET', '/subjects')).body as string[];
-      expect(subjects.sort()).toEqual(Object.values(platformTopics({ KAFKA_TOPIC_PREFIX: 'mod-embedded.' })).map((t) => `${t}-value`).sort());
+      expect(subjects.sort()).toEqual(
+        Object.values(platformTopics({ KAFKA_TOPIC_PREFIX: 'mod-embedded.' }))
+          .map((t) => `${t}-value`)
+          .sort(),
+      );
     } finally {
       await close();
     }
@@ -65,7 +78,8 @@ describe('schemaRegistryModule', () => {
       expect(urls.schemaRegistry).toBe(fx.registry.url);
       await expect(checks.schemaRegistry()).resolves.toBeUndefined();
       const subjects = (await sr(fx.registry.url, 'GET', '/subjects')).body as string[];
-      for (const t of Object.values(platformTopics({ KAFKA_TOPIC_PREFIX: 'mod-external.' }))) expect(subjects).toContain(`${t}-value`);
+      for (const t of Object.values(platformTopics({ KAFKA_TOPIC_PREFIX: 'mod-external.' })))
+        expect(subjects).toContain(`${t}-value`);
     } finally {
       await close();
     }

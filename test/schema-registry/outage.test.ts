@@ -23,8 +23,19 @@ describe('schema registry during a Kafka outage', () => {
     const broker = await startBroker({ port: 0, dataDir, logger: quiet, groupOptions: { initialRebalanceDelayMs: 0 } });
     const port = broker.port;
     const kafka = () =>
-      new Kafka({ clientId: 'sr-outage', brokers: [`127.0.0.1:${port}`], logLevel: logLevel.NOTHING, retry: { retries: 2, maxRetryTime: 500 } });
-    const first = await startSchemaRegistry({ kafka: kafka(), topic: '_schemas', port: 0, logger: quiet, writeTimeoutMs: 3_000 });
+      new Kafka({
+        clientId: 'sr-outage',
+        brokers: [`127.0.0.1:${port}`],
+        logLevel: logLevel.NOTHING,
+        retry: { retries: 2, maxRetryTime: 500 },
+      });
+    const first = await startSchemaRegistry({
+      kafka: kafka(),
+      topic: '_schemas',
+      port: 0,
+      logger: quiet,
+      writeTimeoutMs: 3_000,
+    });
     registries.push(first);
     const ok = await sr(first.url, 'POST', '/subjects/outage-value/versions', { schema: '"string"' });
     expect(ok.status).toBe(200);

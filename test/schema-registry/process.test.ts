@@ -17,7 +17,12 @@ const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'sr-proc-'));
-  broker = await startBroker({ port: 0, dataDir, logger: pino({ level: 'warn' }), groupOptions: { initialRebalanceDelayMs: 0 } });
+  broker = await startBroker({
+    port: 0,
+    dataDir,
+    logger: pino({ level: 'warn' }),
+    groupOptions: { initialRebalanceDelayMs: 0 },
+  });
 });
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -26,18 +31,22 @@ afterAll(async () => {
 });
 
 async function launch(port: number): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(path.join(ROOT, 'node_modules/.bin/node'), [path.join(ROOT, 'services/schema-registry/main.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      KAFKA_BROKERS: `127.0.0.1:${broker.port}`,
-      HOST: '127.0.0.1',
-      SCHEMA_REGISTRY_PORT: String(port),
-      KAFKA_TOPIC_PREFIX: 'proc.',
-      LOG_LEVEL: 'info',
+  const child = spawn(
+    path.join(ROOT, 'node_modules/.bin/node'),
+    [path.join(ROOT, 'services/schema-registry/main.ts')],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        KAFKA_BROKERS: `127.0.0.1:${broker.port}`,
+        HOST: '127.0.0.1',
+        SCHEMA_REGISTRY_PORT: String(port),
+        KAFKA_TOPIC_PREFIX: 'proc.',
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   children.push(child);
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -76,7 +85,10 @@ describe('schema registry process', () => {
     const second = await launch(port);
     expect((await sr(second.url, 'GET', '/config')).body).toEqual({ compatibilityLevel: 'FULL' });
     for (const [i, t] of ['string', 'long', 'double'].entries()) {
-      expect((await sr(second.url, 'GET', `/subjects/proc-${t}-value/versions/1`)).body).toMatchObject({ id: ids[i], version: 1 });
+      expect((await sr(second.url, 'GET', `/subjects/proc-${t}-value/versions/1`)).body).toMatchObject({
+        id: ids[i],
+        version: 1,
+      });
       expect((await sr(second.url, 'GET', `/schemas/ids/${ids[i]}`)).body).toEqual({ schema: JSON.stringify(t) });
     }
     const next = await sr(second.url, 'POST', '/subjects/proc-bytes-value/versions', { schema: '"bytes"' });

@@ -19,7 +19,13 @@ const userV1 = {
 const userV2 = { ...userV1, fields: [...userV1.fields, { name: 'email', type: ['null', 'string'], default: null }] };
 const userV3 = { ...userV1, fields: [...userV2.fields, { name: 'tier', type: 'string', default: 'basic' }] };
 const userNoDefault = { ...userV1, fields: [...userV1.fields, { name: 'country', type: 'string' }] };
-const userAgeString = { ...userV1, fields: [{ name: 'id', type: 'string' }, { name: 'age', type: 'string' }] };
+const userAgeString = {
+  ...userV1,
+  fields: [
+    { name: 'id', type: 'string' },
+    { name: 'age', type: 'string' },
+  ],
+};
 
 let fx: RegistryFixture;
 let base: string;
@@ -60,7 +66,9 @@ describe('schema registry REST API', () => {
     expect(byId.status).toBe(200);
     expect(JSON.parse(byId.body.schema)).toEqual(userV1);
     expect((await sr(base, 'GET', `/schemas/ids/${id}/schema`)).body).toEqual(userV1);
-    expect((await sr(base, 'GET', `/schemas/ids/${id}/versions`)).body).toEqual([{ subject: 'users-value', version: 1 }]);
+    expect((await sr(base, 'GET', `/schemas/ids/${id}/versions`)).body).toEqual([
+      { subject: 'users-value', version: 1 },
+    ]);
     expect((await sr(base, 'GET', '/subjects')).body).toContain('users-value');
     expect((await sr(base, 'GET', '/schemas/types')).body).toEqual(['AVRO']);
   });
@@ -83,7 +91,9 @@ describe('schema registry REST API', () => {
     expect(bad.status).toBe(409);
     expect(bad.body.error_code).toBe(409);
     expect(bad.body.message).toMatch(/incompatible/);
-    const badType = await sr(base, 'POST', '/subjects/evolve-value/versions', { schema: JSON.stringify(userAgeString) });
+    const badType = await sr(base, 'POST', '/subjects/evolve-value/versions', {
+      schema: JSON.stringify(userAgeString),
+    });
     expect(badType.status).toBe(409);
 
     const test = await sr(base, 'POST', '/compatibility/subjects/evolve-value/versions/latest?verbose=true', {
@@ -93,7 +103,11 @@ describe('schema registry REST API', () => {
     expect(test.body.is_compatible).toBe(false);
     expect(test.body.messages.join(' ')).toMatch(/country/);
     expect(
-      (await sr(base, 'POST', '/compatibility/subjects/evolve-value/versions/latest', { schema: JSON.stringify(userV2) })).body,
+      (
+        await sr(base, 'POST', '/compatibility/subjects/evolve-value/versions/latest', {
+          schema: JSON.stringify(userV2),
+        })
+      ).body,
     ).toEqual({ is_compatible: true });
 
     const ok = await sr(base, 'POST', '/subjects/evolve-value/versions', { schema: JSON.stringify(userV2) });
@@ -107,26 +121,38 @@ describe('schema registry REST API', () => {
     const none = await sr(base, 'GET', '/config/levels-value');
     expect(none.status).toBe(404);
     expect(none.body.error_code).toBe(40408);
-    expect((await sr(base, 'GET', '/config/levels-value?defaultToGlobal=true')).body).toEqual({ compatibilityLevel: 'BACKWARD' });
+    expect((await sr(base, 'GET', '/config/levels-value?defaultToGlobal=true')).body).toEqual({
+      compatibilityLevel: 'BACKWARD',
+    });
 
     const bad = await sr(base, 'PUT', '/config/levels-value', { compatibility: 'SIDEWAYS' });
     expect(bad.status).toBe(422);
     expect(bad.body.error_code).toBe(42203);
 
-    expect((await sr(base, 'PUT', '/config/levels-value', { compatibility: 'FORWARD' })).body).toEqual({ compatibility: 'FORWARD' });
+    expect((await sr(base, 'PUT', '/config/levels-value', { compatibility: 'FORWARD' })).body).toEqual({
+      compatibility: 'FORWARD',
+    });
     expect((await sr(base, 'GET', '/config/levels-value')).body).toEqual({ compatibilityLevel: 'FORWARD' });
     await sr(base, 'POST', '/subjects/levels-value/versions', { schema: JSON.stringify(userV2) });
     // FORWARD: old readers must read new data; dropping `email` (it has a default) is fine for them
-    expect((await sr(base, 'POST', '/subjects/levels-value/versions', { schema: JSON.stringify(userV1) })).status).toBe(200);
+    expect((await sr(base, 'POST', '/subjects/levels-value/versions', { schema: JSON.stringify(userV1) })).status).toBe(
+      200,
+    );
     // a new required field is FORWARD compatible (old readers ignore it), but not BACKWARD
-    expect((await sr(base, 'POST', '/subjects/levels-value/versions', { schema: JSON.stringify(userNoDefault) })).status).toBe(200);
+    expect(
+      (await sr(base, 'POST', '/subjects/levels-value/versions', { schema: JSON.stringify(userNoDefault) })).status,
+    ).toBe(200);
 
     await sr(base, 'PUT', '/config/levels-value', { compatibility: 'FULL_TRANSITIVE' });
     // userAgeString cannot be read by / read any earlier version
-    expect((await sr(base, 'POST', '/subjects/levels-value/versions', { schema: JSON.stringify(userAgeString) })).status).toBe(409);
+    expect(
+      (await sr(base, 'POST', '/subjects/levels-value/versions', { schema: JSON.stringify(userAgeString) })).status,
+    ).toBe(409);
 
     await sr(base, 'PUT', '/config/levels-value', { compatibility: 'NONE' });
-    expect((await sr(base, 'POST', '/subjects/levels-value/versions', { schema: JSON.stringify(userAgeString) })).status).toBe(200);
+    expect(
+      (await sr(base, 'POST', '/subjects/levels-value/versions', { schema: JSON.stringify(userAgeString) })).status,
+    ).toBe(200);
 
     expect((await sr(base, 'DELETE', '/config/levels-value')).body).toEqual({ compatibilityLevel: 'NONE' });
     expect((await sr(base, 'GET', '/config/levels-value')).status).toBe(404);
@@ -136,11 +162,16 @@ describe('schema registry REST API', () => {
     await sr(base, 'POST', '/subjects/transitive-value/versions', { schema: JSON.stringify(userAgeString) });
     await sr(base, 'POST', '/subjects/transitive-value/versions', { schema: JSON.stringify(userV1) });
     await sr(base, 'PUT', '/config/transitive-value', { compatibility: 'BACKWARD' });
-    expect((await sr(base, 'POST', '/compatibility/subjects/transitive-value/versions', { schema: JSON.stringify(userV2) })).body).toEqual({
+    expect(
+      (await sr(base, 'POST', '/compatibility/subjects/transitive-value/versions', { schema: JSON.stringify(userV2) }))
+        .body,
+    ).toEqual({
       is_compatible: true,
     });
     await sr(base, 'PUT', '/config/transitive-value', { compatibility: 'BACKWARD_TRANSITIVE' });
-    expect((await sr(base, 'POST', '/subjects/transitive-value/versions', { schema: JSON.stringify(userV2) })).status).toBe(409);
+    expect(
+      (await sr(base, 'POST', '/subjects/transitive-value/versions', { schema: JSON.stringify(userV2) })).status,
+    ).toBe(409);
   });
 
   it('answers bad input with Confluent error codes, never a 5xx', async () => {
@@ -179,7 +210,9 @@ describe('schema registry REST API', () => {
     const huge = await fetch(`${base}/subjects/x-value/versions`, {
       method: 'POST',
       headers: { 'content-type': SR_CONTENT_TYPE },
-      body: JSON.stringify({ schema: JSON.stringify({ type: 'enum', name: 'E', symbols: ['A'], doc: 'x'.repeat(5 * 1024 * 1024) }) }),
+      body: JSON.stringify({
+        schema: JSON.stringify({ type: 'enum', name: 'E', symbols: ['A'], doc: 'x'.repeat(5 * 1024 * 1024) }),
+      }),
     });
     expect(huge.status).toBe(413);
   });
@@ -211,7 +244,9 @@ describe('schema registry REST API', () => {
     expect((await sr(base, 'GET', `/schemas/ids/${r1.id}`)).body.error_code).toBe(40403);
 
     // ids are never reused, even after a permanent delete
-    const fresh = await sr(base, 'POST', `/subjects/${s}/versions`, { schema: JSON.stringify({ type: 'fixed', name: 'F', size: 3 }) });
+    const fresh = await sr(base, 'POST', `/subjects/${s}/versions`, {
+      schema: JSON.stringify({ type: 'fixed', name: 'F', size: 3 }),
+    });
     expect(fresh.body.id).toBeGreaterThan(r1.id);
   });
 });
@@ -219,7 +254,10 @@ describe('schema registry REST API', () => {
 describe('clients', () => {
   it('@kafkajs/confluent-schema-registry registers, encodes and decodes against it', async () => {
     const client = new SchemaRegistry({ host: base });
-    const { id } = await client.register({ type: 'AVRO' as never, schema: JSON.stringify(userV1) }, { subject: 'kjs-value' });
+    const { id } = await client.register(
+      { type: 'AVRO' as never, schema: JSON.stringify(userV1) },
+      { subject: 'kjs-value' },
+    );
     expect(id).toBeGreaterThan(0);
     // the client set the subject's compatibility on first registration, through PUT /config/{subject}
     expect((await sr(base, 'GET', '/config/kjs-value')).body).toEqual({ compatibilityLevel: 'BACKWARD' });
@@ -267,7 +305,9 @@ describe('state in the _schemas topic', () => {
     const snapshot: Record<string, unknown> = {};
     for (const s of subjects) {
       const versions = (await sr(base, 'GET', `/subjects/${s}/versions?deleted=true`)).body as number[];
-      snapshot[s] = await Promise.all(versions.map(async (v) => (await sr(base, 'GET', `/subjects/${s}/versions/${v}?deleted=true`)).body));
+      snapshot[s] = await Promise.all(
+        versions.map(async (v) => (await sr(base, 'GET', `/subjects/${s}/versions/${v}?deleted=true`)).body),
+      );
     }
     const evolveConfig = (await sr(base, 'GET', '/config/transitive-value')).body;
     const maxId = fx.registry.state.stats().maxId;
@@ -278,7 +318,9 @@ describe('state in the _schemas topic', () => {
     expect(((await sr(b2, 'GET', '/subjects?deleted=true')).body as string[]).sort()).toEqual(subjects);
     for (const s of subjects) {
       const versions = (await sr(b2, 'GET', `/subjects/${s}/versions?deleted=true`)).body as number[];
-      const rebuilt = await Promise.all(versions.map(async (v) => (await sr(b2, 'GET', `/subjects/${s}/versions/${v}?deleted=true`)).body));
+      const rebuilt = await Promise.all(
+        versions.map(async (v) => (await sr(b2, 'GET', `/subjects/${s}/versions/${v}?deleted=true`)).body),
+      );
       expect(rebuilt).toEqual(snapshot[s]);
     }
     expect((await sr(b2, 'GET', '/config/transitive-value')).body).toEqual(evolveConfig);
@@ -304,13 +346,18 @@ describe('state in the _schemas topic', () => {
     await new Promise<void>((resolve) => {
       void consumer.run({
         eachMessage: async ({ message }) => {
-          records.push({ key: JSON.parse(message.key!.toString()), value: message.value ? JSON.parse(message.value.toString()) : null });
+          records.push({
+            key: JSON.parse(message.key!.toString()),
+            value: message.value ? JSON.parse(message.value.toString()) : null,
+          });
           if (Number(message.offset) >= Number(high) - 1) resolve();
         },
       });
     });
     await consumer.disconnect();
-    const usersV1 = records.find((r) => r.key.keytype === 'SCHEMA' && r.key.subject === 'users-value' && r.key.version === 1);
+    const usersV1 = records.find(
+      (r) => r.key.keytype === 'SCHEMA' && r.key.subject === 'users-value' && r.key.version === 1,
+    );
     expect(usersV1?.key).toEqual({ keytype: 'SCHEMA', subject: 'users-value', version: 1, magic: 1 });
     expect(usersV1?.value).toMatchObject({ subject: 'users-value', version: 1, deleted: false });
     expect(JSON.parse(usersV1?.value.schema)).toEqual(userV1);
@@ -325,7 +372,8 @@ describe('state in the _schemas topic', () => {
     await admin.connect();
     await admin.createTopics({ topics: [{ topic: '_schemas_deleting', numPartitions: 1 }], waitForLeaders: true });
     await admin.disconnect();
-    await expect(startSchemaRegistry({ kafka: fx.kafka, topic: '_schemas_deleting', port: 0 })).rejects.toThrow(/cleanup.policy=delete/);
+    await expect(startSchemaRegistry({ kafka: fx.kafka, topic: '_schemas_deleting', port: 0 })).rejects.toThrow(
+      /cleanup.policy=delete/,
+    );
   });
 });
-

@@ -25,7 +25,8 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
 // ------------------------------------------------------------------------------- arbitraries
 const MAX_MS = 253402300799999;
 const text = (max = 20) => fc.string({ unit: 'grapheme', minLength: 1, maxLength: max }).filter((s) => s.trim() !== '');
-const unicodeText = (max = 20) => fc.string({ unit: 'binary', minLength: 1, maxLength: max }).filter((s) => s.trim() !== '');
+const unicodeText = (max = 20) =>
+  fc.string({ unit: 'binary', minLength: 1, maxLength: max }).filter((s) => s.trim() !== '');
 const maybe = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 const ms = fc.integer({ min: 0, max: MAX_MS });
 const timestampInput = fc.oneof(
@@ -37,7 +38,11 @@ const ulidChars = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const ulid = fc
   .tuple(fc.constantFrom(...'01234567'), fc.array(fc.constantFrom(...ulidChars), { minLength: 25, maxLength: 25 }))
   .map(([h, t]) => h + t.join(''));
-const eventId = fc.oneof(ulid, ulid.map((u) => u.toLowerCase()), fc.uuid());
+const eventId = fc.oneof(
+  ulid,
+  ulid.map((u) => u.toLowerCase()),
+  fc.uuid(),
+);
 const numericIdInput = fc.oneof(
   fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }),
   fc.bigInt({ min: 1n, max: 10n ** 20n - 1n }).map(String),
@@ -46,7 +51,9 @@ const numericIdInput = fc.oneof(
 const position = fc.oneof(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 999 }).map(String));
 const price = fc.oneof(
   fc.double({ min: 0, max: 1e12, noNaN: true, noDefaultInfinity: true }),
-  fc.tuple(fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: 0, max: 99 })).map(([a, b]) => `${a}.${String(b).padStart(2, '0')}`),
+  fc
+    .tuple(fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: 0, max: 99 }))
+    .map(([a, b]) => `${a}.${String(b).padStart(2, '0')}`),
 );
 const currencyCode = fc.constantFrom('EUR', 'usd', 'GBP', 'jpy');
 const json = fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown);
@@ -69,9 +76,19 @@ const commonFields = fc.record(
   { requiredKeys: ['event_id', 'timestamp', 'session_id'] },
 );
 
-const lineItem = fc.record({ product_id: numericIdInput, variant_id: maybe(numericIdInput), quantity: position, price });
+const lineItem = fc.record({
+  product_id: numericIdInput,
+  variant_id: maybe(numericIdInput),
+  quantity: position,
+  price,
+});
 const typeFields: Record<EventType, fc.Arbitrary<Record<string, unknown>>> = {
-  product_click: fc.record({ product_id: numericIdInput, position, variant_id: maybe(numericIdInput), query: maybe(text()) }),
+  product_click: fc.record({
+    product_id: numericIdInput,
+    position,
+    variant_id: maybe(numericIdInput),
+    query: maybe(text()),
+  }),
   product_view: fc.record({ product_id: numericIdInput, variant_id: maybe(numericIdInput), block_id: maybe(ulid) }),
   product_impression: fc.record({ product_id: numericIdInput, position, block_id: maybe(ulid) }),
   product_hover: fc.record({ product_id: numericIdInput, position }),
@@ -91,8 +108,16 @@ const typeFields: Record<EventType, fc.Arbitrary<Record<string, unknown>>> = {
   }),
   block_view: fc.record({ block_id: maybe(ulid), product_id: maybe(numericIdInput) }),
   collection_view: fc.record({ collection_handle: text(40) }),
-  content_view: fc.record({ content_type: fc.constantFrom('article', 'page'), content_id: numericIdInput, content_handle: maybe(text()) }),
-  content_click: fc.record({ content_type: fc.constantFrom('article', 'page'), content_id: numericIdInput, position: maybe(position) }),
+  content_view: fc.record({
+    content_type: fc.constantFrom('article', 'page'),
+    content_id: numericIdInput,
+    content_handle: maybe(text()),
+  }),
+  content_click: fc.record({
+    content_type: fc.constantFrom('article', 'page'),
+    content_id: numericIdInput,
+    position: maybe(position),
+  }),
   content_impression: fc.record({ content_type: fc.constantFrom('article', 'page'), content_id: numericIdInput }),
   banner_impression: fc.record({
     banner_id: ulid,
@@ -105,14 +130,21 @@ const typeFields: Record<EventType, fc.Arbitrary<Record<string, unknown>>> = {
   banner_click: fc.record({ banner_id: ulid, collection_handle: maybe(text()) }),
   search: fc.record({
     query: unicodeText(60),
-    contextual_data: fc.tuple(contextual, fc.constantFrom('typed', 'autocomplete')).map(([c, s]) => ({ ...c, search_source: s })),
+    contextual_data: fc
+      .tuple(contextual, fc.constantFrom('typed', 'autocomplete'))
+      .map(([c, s]) => ({ ...c, search_source: s })),
   }),
   autocomplete: fc.record({ query: maybe(text()) }),
   autocomplete_click: fc.record({
     query: maybe(text()),
     product_id: maybe(numericIdInput),
     contextual_data: fc
-      .tuple(contextual, fc.string({ maxLength: 30 }), position, fc.constantFrom('query_suggestion', 'product', 'collection'))
+      .tuple(
+        contextual,
+        fc.string({ maxLength: 30 }),
+        position,
+        fc.constantFrom('query_suggestion', 'product', 'collection'),
+      )
       .map(([c, typed_query, pos, selection_source]) => ({ ...c, typed_query, position: pos, selection_source })),
   }),
 };
@@ -145,7 +177,8 @@ describe('Avro round trip of zod-valid values', () => {
     fc.assert(
       fc.property(rawEvent, serverFields, (raw, server) => {
         const parsed = parseEvent(raw);
-        if (!parsed.ok) throw new Error(`generator produced an invalid event: ${parsed.reason} in ${JSON.stringify(raw)}`);
+        if (!parsed.ok)
+          throw new Error(`generator produced an invalid event: ${parsed.reason} in ${JSON.stringify(raw)}`);
         const enriched = enrichEvent(parsed.event, server);
         expect(EnrichedEventSchema.strict().safeParse(enriched).success).toBe(true);
         const decoded = type.fromBuffer(type.toBuffer(enriched));
@@ -245,12 +278,19 @@ describe('generated Avro schemas', () => {
     for (const schema of Object.values(VALUE_SCHEMAS)) {
       for (const f of (schema as { fields: { name: string; type: unknown; default?: unknown }[] }).fields) {
         if (Array.isArray(f.type)) {
-          expect({ field: f.name, first: f.type[0], default: f.default }).toEqual({ field: f.name, first: 'null', default: null });
+          expect({ field: f.name, first: f.type[0], default: f.default }).toEqual({
+            field: f.name,
+            first: 'null',
+            default: null,
+          });
         }
       }
     }
     const ev = VALUE_SCHEMAS.events as { fields: { name: string; type: unknown }[] };
-    expect(ev.fields.find((f) => f.name === 'timestamp')?.type).toEqual({ type: 'long', logicalType: 'timestamp-millis' });
+    expect(ev.fields.find((f) => f.name === 'timestamp')?.type).toEqual({
+      type: 'long',
+      logicalType: 'timestamp-millis',
+    });
     expect(ev.fields.find((f) => f.name === 'contextual_data')?.type).toEqual({ type: 'string', logicalType: 'json' });
     expect(ev.fields.find((f) => f.name === 'price')?.type).toEqual(['null', 'string']);
     expect(ev.fields.map((f) => f.name)).toEqual(Object.keys(EnrichedEventSchema.shape));

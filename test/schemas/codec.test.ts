@@ -69,7 +69,9 @@ describe('value codec', () => {
       expect(subjects).toContain(`${topic}-value`);
       expect(codec.schemaId(topic)).toBe(ids[key as keyof typeof ids]);
     }
-    expect(await registerPlatformSchemas(createValueCodec({ registryUrl: url }), { KAFKA_TOPIC_PREFIX: 'codec-test.' })).toEqual(ids);
+    expect(
+      await registerPlatformSchemas(createValueCodec({ registryUrl: url }), { KAFKA_TOPIC_PREFIX: 'codec-test.' }),
+    ).toEqual(ids);
   });
 
   it('encodes synchronously with the Confluent framing and decodes back unchanged', async () => {
@@ -91,9 +93,10 @@ describe('value codec', () => {
 
     // a large value grows the scratch buffer
     const big = { ...event, contextual_data: { blob: 'x'.repeat(100_000), search_source: 'typed' } };
-    expect(((await codec.decode<EnrichedEvent>(codec.encode('codec.events', big))).value.contextual_data as { blob: string }).blob).toHaveLength(
-      100_000,
-    );
+    expect(
+      ((await codec.decode<EnrichedEvent>(codec.encode('codec.events', big))).value.contextual_data as { blob: string })
+        .blob,
+    ).toHaveLength(100_000);
   });
 
   it('refuses to encode before registration or an invalid value, and to decode foreign bytes', async () => {
@@ -116,7 +119,9 @@ describe('value codec', () => {
     const registry = countingClient();
     const consumer = createValueCodec({ registryUrl: url, registry });
     expect(consumer.decodeCached(buf)).toBeUndefined();
-    const results = await Promise.all(Array.from({ length: 20 }, () => consumer.decode<EnrichedEvent>(buf, 'codec.events')));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => consumer.decode<EnrichedEvent>(buf, 'codec.events')),
+    );
     expect(results.every((r) => r.value.event_id === '01J0000000000000000000000A')).toBe(true);
     await consumer.decode(buf);
     expect(registry.fetches).toEqual([id]);
@@ -126,7 +131,10 @@ describe('value codec', () => {
     const codec = createValueCodec({ registryUrl: url });
     await codec.register('codec.events', VALUE_SCHEMAS.events);
     const event = sampleEvent();
-    const decoded = (await new SchemaRegistry({ host: url }).decode(codec.encode('codec.events', event))) as Record<string, unknown>;
+    const decoded = (await new SchemaRegistry({ host: url }).decode(codec.encode('codec.events', event))) as Record<
+      string,
+      unknown
+    >;
     expect(decoded).toMatchObject({
       event_id: event.event_id,
       event_type: 'search',
@@ -145,11 +153,16 @@ describe('value codec', () => {
       base: 'https://psrc.example.com',
       authorization: `Basic ${Buffer.from('KEY:s@cret').toString('base64')}`,
     });
-    expect(registryEndpoint('http://127.0.0.1:8081')).toEqual({ base: 'http://127.0.0.1:8081', authorization: undefined });
+    expect(registryEndpoint('http://127.0.0.1:8081')).toEqual({
+      base: 'http://127.0.0.1:8081',
+      authorization: undefined,
+    });
     const seen: (string | undefined)[] = [];
     const server = http.createServer((req, res) => {
       seen.push(req.headers.authorization);
-      res.writeHead(200, { 'content-type': 'application/vnd.schemaregistry.v1+json' }).end('{"compatibilityLevel":"BACKWARD"}');
+      res
+        .writeHead(200, { 'content-type': 'application/vnd.schemaregistry.v1+json' })
+        .end('{"compatibilityLevel":"BACKWARD"}');
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
@@ -160,4 +173,3 @@ describe('value codec', () => {
     expect(seen).toEqual([`Basic ${Buffer.from('user:pa:ss').toString('base64')}`]);
   });
 });
-

@@ -46,7 +46,12 @@ const CASES: Record<EventType, { fields: Record<string, unknown>; required: stri
   autocomplete: { fields: {}, required: [] },
   autocomplete_click: {
     fields: { contextual_data: { typed_query: 'red sh', position: 2, selection_source: 'query_suggestion' } },
-    required: ['contextual_data', 'contextual_data.typed_query', 'contextual_data.position', 'contextual_data.selection_source'],
+    required: [
+      'contextual_data',
+      'contextual_data.typed_query',
+      'contextual_data.position',
+      'contextual_data.selection_source',
+    ],
   },
 };
 
@@ -84,7 +89,10 @@ describe('parseEvent', () => {
 
     it('is accepted with its required fields, and the union schema agrees', () => {
       const r = parseEvent(valid);
-      expect(r).toMatchObject({ ok: true, event: { event_type: type, event_id: common.event_id, timestamp: common.timestamp } });
+      expect(r).toMatchObject({
+        ok: true,
+        event: { event_type: type, event_id: common.event_id, timestamp: common.timestamp },
+      });
       expect(EngagementEventSchema.safeParse(valid).success).toBe(true);
     });
 
@@ -99,7 +107,12 @@ describe('parseEvent', () => {
       if (!r.ok) throw new Error(r.reason);
       const enriched = enrichEvent(r.event, server);
       expect(EnrichedEventSchema.strict().parse(enriched)).toEqual(enriched);
-      expect(enriched).toMatchObject({ store_id: 'store-1', geo_city: 'paris', shopping_channel: 'web', timestamp_clamped: false });
+      expect(enriched).toMatchObject({
+        store_id: 'store-1',
+        geo_city: 'paris',
+        shopping_channel: 'web',
+        timestamp_clamped: false,
+      });
     });
   });
 
@@ -110,8 +123,15 @@ describe('parseEvent', () => {
       path: 'event_type',
       event_type: 'page_view',
     });
-    expect(parseEvent({ ...common, event_type: 'constructor' })).toMatchObject({ ok: false, code: 'unknown_event_type' });
-    expect(parseEvent({ ...common, event_type: 7 })).toMatchObject({ ok: false, code: 'unknown_event_type', event_type: null });
+    expect(parseEvent({ ...common, event_type: 'constructor' })).toMatchObject({
+      ok: false,
+      code: 'unknown_event_type',
+    });
+    expect(parseEvent({ ...common, event_type: 7 })).toMatchObject({
+      ok: false,
+      code: 'unknown_event_type',
+      event_type: null,
+    });
     expect(parseEvent('hello')).toMatchObject({ ok: false, code: 'not_an_object', path: '' });
     expect(parseEvent([1])).toMatchObject({ ok: false, code: 'not_an_object' });
     expect(parseEvent(null)).toMatchObject({ ok: false, code: 'not_an_object' });
@@ -129,12 +149,24 @@ describe('parseEvent', () => {
       [{ ...click, contextual_data: 'x' }, 'contextual_data'],
       [{ ...common, event_type: 'content_view', content_type: 'video', content_id: 1 }, 'content_type'],
       [{ ...common, event_type: 'banner_click', banner_id: 'banner-1' }, 'banner_id'],
-      [{ ...common, event_type: 'banner_click', banner_id: '01HZX3V1J5K8QW2E4R6T8Y0V2B', banner_mode: 'popup' }, 'banner_mode'],
-      [{ ...common, event_type: 'search', query: 'q', contextual_data: { search_source: 'voice' } }, 'contextual_data.search_source'],
+      [
+        { ...common, event_type: 'banner_click', banner_id: '01HZX3V1J5K8QW2E4R6T8Y0V2B', banner_mode: 'popup' },
+        'banner_mode',
+      ],
+      [
+        { ...common, event_type: 'search', query: 'q', contextual_data: { search_source: 'voice' } },
+        'contextual_data.search_source',
+      ],
       [{ ...common, event_type: 'search', query: '   ', contextual_data: { search_source: 'typed' } }, 'query'],
-      [{ ...common, event_type: 'purchase', currency: 'EURO', line_items: [{ product_id: 1, quantity: 1, price: 1 }] }, 'currency'],
+      [
+        { ...common, event_type: 'purchase', currency: 'EURO', line_items: [{ product_id: 1, quantity: 1, price: 1 }] },
+        'currency',
+      ],
       [{ ...common, event_type: 'purchase', currency: 'EUR', line_items: [] }, 'line_items'],
-      [{ ...common, event_type: 'purchase', currency: 'EUR', line_items: [{ product_id: 1, quantity: 1, price: -1 }] }, 'line_items.0.price'],
+      [
+        { ...common, event_type: 'purchase', currency: 'EUR', line_items: [{ product_id: 1, quantity: 1, price: -1 }] },
+        'line_items.0.price',
+      ],
     ];
     for (const [ev, path] of invalid) {
       const r = parseEvent(ev);
@@ -213,7 +245,12 @@ describe('parseEvent', () => {
     });
     expect(enrichEvent(r.event, server).shopping_channel).toBe('app');
 
-    const uuid = parseEvent({ ...common, event_id: '3F2504E0-4F89-11D3-9A0C-0305E82C3301', event_type: 'product_view', product_id: 1 });
+    const uuid = parseEvent({
+      ...common,
+      event_id: '3F2504E0-4F89-11D3-9A0C-0305E82C3301',
+      event_type: 'product_view',
+      product_id: 1,
+    });
     expect(uuid).toMatchObject({ ok: true, event: { event_id: '3f2504e0-4f89-11d3-9a0c-0305e82c3301' } });
 
     const zones: [unknown, string][] = [
@@ -238,7 +275,10 @@ describe('parseEvent', () => {
     });
     expect(r).toMatchObject({
       ok: true,
-      event: { query: 'red shoes', contextual_data: { typed_query: 'red sh', position: 2, selection_source: 'query_suggestion', panel: 'v2' } },
+      event: {
+        query: 'red shoes',
+        contextual_data: { typed_query: 'red sh', position: 2, selection_source: 'query_suggestion', panel: 'v2' },
+      },
     });
   });
 

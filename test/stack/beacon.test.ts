@@ -11,9 +11,11 @@ import { stack } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
 
 const UA = {
-  iphone: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+  iphone:
+    'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
   ipad: 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1',
-  chrome: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
+  chrome:
+    'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36',
   googlebot: 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
 };
 
@@ -34,19 +36,36 @@ const SAMPLES: Record<(typeof EVENT_TYPES)[number], { extra: Raw; required: stri
   product_impression: { extra: { product_id: 13, position: 2 }, required: 'position' },
   product_hover: { extra: { product_id: 14, position: 3 }, required: 'product_id' },
   product_touch: { extra: { product_id: 15, position: 4 }, required: 'position' },
-  add_to_cart: { extra: { product_id: 16, variant_id: 160, quantity: 2, price: '19.99', currency: 'usd' }, required: 'product_id' },
-  purchase: { extra: { order_id: 'o-1', currency: 'USD', total_price: 40, line_items: [{ product_id: 16, quantity: 2, price: 20 }] }, required: 'line_items' },
+  add_to_cart: {
+    extra: { product_id: 16, variant_id: 160, quantity: 2, price: '19.99', currency: 'usd' },
+    required: 'product_id',
+  },
+  purchase: {
+    extra: {
+      order_id: 'o-1',
+      currency: 'USD',
+      total_price: 40,
+      line_items: [{ product_id: 16, quantity: 2, price: 20 }],
+    },
+    required: 'line_items',
+  },
   block_view: { extra: { block_id: 'blk-1' }, required: 'session_id' },
   collection_view: { extra: { collection_handle: 'shoes' }, required: 'collection_handle' },
   content_view: { extra: { content_type: 'article', content_id: 501 }, required: 'content_id' },
   content_click: { extra: { content_type: 'page', content_id: 502, position: 1 }, required: 'content_type' },
   content_impression: { extra: { content_type: 'article', content_id: 503 }, required: 'content_id' },
-  banner_impression: { extra: { banner_id: '01JD00000000000000000BANNR', rule_id: 'r1', banner_mode: 'inject', web_position: 2 }, required: 'banner_id' },
+  banner_impression: {
+    extra: { banner_id: '01JD00000000000000000BANNR', rule_id: 'r1', banner_mode: 'inject', web_position: 2 },
+    required: 'banner_id',
+  },
   banner_click: { extra: { banner_id: '01JD00000000000000000BANNR' }, required: 'banner_id' },
   search: { extra: { query: 'red shoes', contextual_data: { search_source: 'typed' } }, required: 'query' },
   autocomplete: { extra: { query: 're' }, required: 'event_id' },
   autocomplete_click: {
-    extra: { query: 'red shoes', contextual_data: { typed_query: 'red', position: 1, selection_source: 'query_suggestion' } },
+    extra: {
+      query: 'red shoes',
+      contextual_data: { typed_query: 'red', position: 1, selection_source: 'query_suggestion' },
+    },
     required: 'contextual_data.typed_query',
   },
 };
@@ -69,7 +88,11 @@ interface PostOptions {
 }
 
 async function post(body: unknown, opts: PostOptions & { defaultToken: string }) {
-  const headers: Record<string, string> = { 'content-type': opts.contentType ?? 'application/json', 'user-agent': UA.chrome, ...opts.headers };
+  const headers: Record<string, string> = {
+    'content-type': opts.contentType ?? 'application/json',
+    'user-agent': UA.chrome,
+    ...opts.headers,
+  };
   const token = opts.token === undefined ? opts.defaultToken : opts.token;
   if (token !== null && opts.query === undefined) headers['x-storefront-access-token'] = token;
   const res = await fetch(`${stack().httpUrl}/beacon${opts.query ?? ''}`, {
@@ -86,15 +109,26 @@ describe('POST /beacon (stack)', () => {
   let events: Awaited<ReturnType<typeof topicCollector<EnrichedEvent>>>;
   let rejected: Awaited<ReturnType<typeof topicCollector<RejectedEvent>>>;
   const send = (body: unknown, opts: PostOptions = {}) => post(body, { ...opts, defaultToken: store.token });
-  const eventsOf = (ids: string[]) => events.waitFor((items) => ids.every((id) => items.some((i) => i.value.event_id === id)));
+  const eventsOf = (ids: string[]) =>
+    events.waitFor((items) => ids.every((id) => items.some((i) => i.value.event_id === id)));
 
   beforeAll(async () => {
     store = await createTestStore({ name: 'beacon stack test' });
     const logger = createLogger('beacon-stack-test', 'silent');
     const kafka = createKafka(stack().kafkaBrokers, `beacon-stack-test-${process.pid}`, logger);
     const codec = createValueCodec({ registryUrl: stack().schemaRegistryUrl });
-    events = await topicCollector<EnrichedEvent>(kafka, codec, [TOPICS.events.name], (v) => v.store_id === store.storeId);
-    rejected = await topicCollector<RejectedEvent>(kafka, codec, [TOPICS.rejected.name], (v) => v.store_id === store.storeId);
+    events = await topicCollector<EnrichedEvent>(
+      kafka,
+      codec,
+      [TOPICS.events.name],
+      (v) => v.store_id === store.storeId,
+    );
+    rejected = await topicCollector<RejectedEvent>(
+      kafka,
+      codec,
+      [TOPICS.rejected.name],
+      (v) => v.store_id === store.storeId,
+    );
   });
   afterAll(async () => {
     await events?.stop();
@@ -118,7 +152,10 @@ describe('POST /beacon (stack)', () => {
       expect(rej!.path, t).toBe(SAMPLES[t].required);
       expect(rej!.code, t).toBe('missing_field');
     });
-    expect(rejections.find((x) => x.index === batch.length - 2)).toMatchObject({ code: 'unknown_event_type', path: 'event_type' });
+    expect(rejections.find((x) => x.index === batch.length - 2)).toMatchObject({
+      code: 'unknown_event_type',
+      path: 'event_type',
+    });
     expect(rejections.find((x) => x.index === batch.length - 1)).toMatchObject({ code: 'not_an_object', path: '' });
 
     const got = await eventsOf(valid.map((v) => v.event_id as string));
@@ -138,16 +175,26 @@ describe('POST /beacon (stack)', () => {
     expect(events.items.filter((i) => invalidIds.has(i.value.event_id))).toHaveLength(0);
 
     // and every drop is on the rejected topic with its reason
-    const rej = await rejected.waitFor((items) => invalid.every((v) => items.some((i) => JSON.parse(i.value.raw_json).event_id === v.event_id)));
-    const ofType = (t: string) => rej.find((i: Collected<RejectedEvent>) => i.value.event_type === t && i.value.code === 'missing_field')!.value;
-    expect(ofType('collection_view')).toMatchObject({ path: 'collection_handle', reason: expect.stringContaining('collection_handle') });
+    const rej = await rejected.waitFor((items) =>
+      invalid.every((v) => items.some((i) => JSON.parse(i.value.raw_json).event_id === v.event_id)),
+    );
+    const ofType = (t: string) =>
+      rej.find((i: Collected<RejectedEvent>) => i.value.event_type === t && i.value.code === 'missing_field')!.value;
+    expect(ofType('collection_view')).toMatchObject({
+      path: 'collection_handle',
+      reason: expect.stringContaining('collection_handle'),
+    });
     expect(rej.some((i) => i.value.code === 'unknown_event_type' && i.value.event_type === 'wishlist_add')).toBe(true);
     expect(rej.some((i) => i.value.code === 'not_an_object' && i.value.raw_json === '"not an object"')).toBe(true);
 
     // and counted by store and reason
     const metrics = await (await fetch(`${stack().httpUrl}/metrics`)).text();
-    expect(metrics).toMatch(new RegExp(`beacon_events_rejected_total\\{store="${store.storeId}",reason="missing_field"\\} ${invalid.length}`));
-    expect(metrics).toMatch(new RegExp(`beacon_events_rejected_total\\{store="${store.storeId}",reason="unknown_event_type"\\} 1`));
+    expect(metrics).toMatch(
+      new RegExp(`beacon_events_rejected_total\\{store="${store.storeId}",reason="missing_field"\\} ${invalid.length}`),
+    );
+    expect(metrics).toMatch(
+      new RegExp(`beacon_events_rejected_total\\{store="${store.storeId}",reason="unknown_event_type"\\} 1`),
+    );
   });
 
   it('answers 422 with field paths for every bad batch shape', async () => {
@@ -158,7 +205,11 @@ describe('POST /beacon (stack)', () => {
       ['no events', { body: { event: [] } }, 'events'],
       ['events not an array', { body: { events: { a: 1 } } }, 'events'],
       ['empty events', { body: { events: [] } }, 'events'],
-      ['101 events', { body: { events: Array.from({ length: 101 }, () => ({ ...common('autocomplete') })) } }, 'events'],
+      [
+        '101 events',
+        { body: { events: Array.from({ length: 101 }, () => ({ ...common('autocomplete') })) } },
+        'events',
+      ],
     ];
     for (const [name, opts, path] of cases) {
       const r = await send(opts.body, opts);
@@ -169,7 +220,11 @@ describe('POST /beacon (stack)', () => {
   });
 
   it('answers 413 with a JSON error above the body limit', async () => {
-    const big = { events: [{ ...common('search'), query: 'x', contextual_data: { search_source: 'typed', pad: 'x'.repeat(600 * 1024) } }] };
+    const big = {
+      events: [
+        { ...common('search'), query: 'x', contextual_data: { search_source: 'typed', pad: 'x'.repeat(600 * 1024) } },
+      ],
+    };
     const r = await send(big);
     expect(r.status).toBe(413);
     expect(r.body.error.code).toBe('payload_too_large');
@@ -212,23 +267,51 @@ describe('POST /beacon (stack)', () => {
       const r = await send({ events: [e] }, { headers });
       expect(r.status, name).toBe(201);
     };
-    await sendAs('iphone', { 'user-agent': UA.iphone, 'x-forwarded-for': '81.2.69.142' }, { geo_country: 'FR', device_type: 'desktop', is_bot: false });
+    await sendAs(
+      'iphone',
+      { 'user-agent': UA.iphone, 'x-forwarded-for': '81.2.69.142' },
+      { geo_country: 'FR', device_type: 'desktop', is_bot: false },
+    );
     await sendAs('ipad', { 'user-agent': UA.ipad, 'x-forwarded-for': '10.9.8.7, 24.48.0.1' });
     await sendAs('chrome', { 'user-agent': UA.chrome });
     await sendAs('bot', { 'user-agent': UA.googlebot });
     await sendAs('app', { 'user-agent': UA.iphone, 'x-requested-with': 'com.tapcart.app' });
-    await sendAs('explicit', { 'user-agent': UA.iphone, 'x-requested-with': 'com.tapcart.app' }, { shopping_channel: 'web' });
+    await sendAs(
+      'explicit',
+      { 'user-agent': UA.iphone, 'x-requested-with': 'com.tapcart.app' },
+      { shopping_channel: 'web' },
+    );
     await sendAs('future', {}, { timestamp: new Date(Date.now() + 3_600_000).toISOString() });
     await sendAs('past', {}, { timestamp: '2026-01-02T03:04:05+02:00' });
     const got = await eventsOf(Object.values(ids));
     const of = (name: string) => got.find((g) => g.value.event_id === ids[name])!.value;
 
     // client-sent enrichment fields are ignored
-    expect(of('iphone')).toMatchObject({ geo_country: 'GB', geo_region: 'ENG', device_type: 'mobile', os: 'iOS', browser: 'Mobile Safari', is_bot: false, shopping_channel: 'web' });
+    expect(of('iphone')).toMatchObject({
+      geo_country: 'GB',
+      geo_region: 'ENG',
+      device_type: 'mobile',
+      os: 'iOS',
+      browser: 'Mobile Safari',
+      is_bot: false,
+      shopping_channel: 'web',
+    });
     expect(of('iphone').geo_city).toMatch(/^[a-z ]+$/);
     // the right-most untrusted hop is the client; the private address before it is client-controlled
-    expect(of('ipad')).toMatchObject({ geo_country: 'CA', geo_region: 'QC', geo_city: 'montreal', device_type: 'tablet', os: 'iOS' });
-    expect(of('chrome')).toMatchObject({ device_type: 'desktop', browser: 'Chrome', os: 'Windows', is_bot: false, geo_country: null });
+    expect(of('ipad')).toMatchObject({
+      geo_country: 'CA',
+      geo_region: 'QC',
+      geo_city: 'montreal',
+      device_type: 'tablet',
+      os: 'iOS',
+    });
+    expect(of('chrome')).toMatchObject({
+      device_type: 'desktop',
+      browser: 'Chrome',
+      os: 'Windows',
+      is_bot: false,
+      geo_country: null,
+    });
     expect(of('bot')).toMatchObject({ device_type: 'bot', is_bot: true });
     expect(of('app').shopping_channel).toBe('app');
     expect(of('explicit').shopping_channel).toBe('web');
@@ -243,11 +326,17 @@ describe('POST /beacon (stack)', () => {
     const bad = { ...common('autocomplete'), timestamp: 'yesterday-ish' };
     const r = await send({ events: [bad] });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ accepted: 0, rejected: 1, rejections: [{ index: 0, code: 'invalid_field', path: 'timestamp' }] });
+    expect(r.body).toMatchObject({
+      accepted: 0,
+      rejected: 1,
+      rejections: [{ index: 0, code: 'invalid_field', path: 'timestamp' }],
+    });
   });
 
   it('deduplicates a retried batch by event_id: the second request produces nothing', async () => {
-    const batch = { events: [0, 1, 2].map((i) => ({ ...common('product_impression'), product_id: 300 + i, position: i + 1 })) };
+    const batch = {
+      events: [0, 1, 2].map((i) => ({ ...common('product_impression'), product_id: 300 + i, position: i + 1 })),
+    };
     const first = await send(batch);
     expect(first.body).toMatchObject({ accepted: 3, duplicates: 0 });
     const ids = batch.events.map((e) => e.event_id as string);
@@ -265,7 +354,10 @@ describe('POST /beacon (stack)', () => {
     await send({ events: [marker] });
     await eventsOf([marker.event_id as string, dupInBatch.event_id as string]);
     for (const id of [...ids, dupInBatch.event_id as string]) {
-      expect(events.items.filter((i) => i.value.event_id === id), id).toHaveLength(1);
+      expect(
+        events.items.filter((i) => i.value.event_id === id),
+        id,
+      ).toHaveLength(1);
     }
     const metrics = await (await fetch(`${stack().httpUrl}/metrics`)).text();
     expect(metrics).toMatch(new RegExp(`beacon_dedup_hits_total\\{store="${store.storeId}",scope="stored"\\} 3`));
@@ -287,7 +379,10 @@ describe('POST /beacon (stack)', () => {
     expect(res.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
     expect(Number(res.headers.get('access-control-max-age'))).toBeGreaterThan(0);
     // and the actual response carries the origin header too
-    const r = await send({ events: [{ ...common('autocomplete') }] }, { headers: { origin: 'https://shop.example.com' } });
+    const r = await send(
+      { events: [{ ...common('autocomplete') }] },
+      { headers: { origin: 'https://shop.example.com' } },
+    );
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
   });
 });

@@ -89,7 +89,16 @@ const productLine = (id: number, over: Record<string, unknown> = {}) =>
       handle: `p-${id}`,
       title: `Product ${id}`,
       updated_at: '2024-06-01T00:00:00Z',
-      variants: [{ id: id * 10 + 1, title: 'Default', price: '10.00', inventory_item_id: id * 10 + 1, inventory_management: 'shopify', inventory_quantity: 1 }],
+      variants: [
+        {
+          id: id * 10 + 1,
+          title: 'Default',
+          price: '10.00',
+          inventory_item_id: id * 10 + 1,
+          inventory_management: 'shopify',
+          inventory_quantity: 1,
+        },
+      ],
       ...over,
     }),
   });
@@ -109,9 +118,23 @@ describe('catalog import', () => {
       productLine(7002),
       productLine(7003, { variants: [{ id: 1, price: 'free' }] }),
       '',
-      JSON.stringify({ type: 'collection', id: 7100, handle: 'imported', title: 'Imported', product_ids: [7002, 7001, 7004], updated_at: '2024-06-01T00:00:00Z' }),
+      JSON.stringify({
+        type: 'collection',
+        id: 7100,
+        handle: 'imported',
+        title: 'Imported',
+        product_ids: [7002, 7001, 7004],
+        updated_at: '2024-06-01T00:00:00Z',
+      }),
       productLine(7004),
-      JSON.stringify({ type: 'inventory_level', variant_id: 70011, inventory_item_id: 70011, location_id: 9, available: 3, updated_at: '2024-06-02T00:00:00Z' }),
+      JSON.stringify({
+        type: 'inventory_level',
+        variant_id: 70011,
+        inventory_item_id: 70011,
+        location_id: 9,
+        available: 3,
+        updated_at: '2024-06-02T00:00:00Z',
+      }),
       JSON.stringify({ type: 'price', market: 'ca', variant_id: 70011, currency: 'CAD', price: '259.00' }),
       '{"type": "product", "id": 7005,',
     ];
@@ -188,16 +211,28 @@ describe('catalog import', () => {
       expect(cp.last_line).toBe(first.lastLine);
       expect(await productsTopicSize()).toBe(before + 4);
 
-      await expect(runImport({ storeId: 'another-store', file, writer, resume: true })).rejects.toThrow(/belongs to store/);
+      await expect(runImport({ storeId: 'another-store', file, writer, resume: true })).rejects.toThrow(
+        /belongs to store/,
+      );
       const second = await runImport({ storeId, file, writer, resume: true, batchSize: 4 });
-      expect(second).toMatchObject({ status: 'completed', produced: 5, stale: 0, resumedFrom: cp.last_line, errors: [] });
+      expect(second).toMatchObject({
+        status: 'completed',
+        produced: 5,
+        stale: 0,
+        resumedFrom: cp.last_line,
+        errors: [],
+      });
       expect(await productsTopicSize()).toBe(before + 9);
-      await eventually(async () => expect(await importedIds(8001, 8099)).toEqual(Array.from({ length: 9 }, (_, i) => String(8001 + i))));
+      await eventually(async () =>
+        expect(await importedIds(8001, 8099)).toEqual(Array.from({ length: 9 }, (_, i) => String(8001 + i))),
+      );
 
       // importing the same file again: every record is already stored at that version
       const third = await runImport({ storeId, file, writer });
       expect(third).toMatchObject({ status: 'completed', produced: 9, stale: 0 });
-      const rows = await sql<{ n: string }>('SELECT toString(count()) AS n FROM catalog_products_current WHERE store_id = {store:String} AND product_id BETWEEN 8001 AND 8099');
+      const rows = await sql<{ n: string }>(
+        'SELECT toString(count()) AS n FROM catalog_products_current WHERE store_id = {store:String} AND product_id BETWEEN 8001 AND 8099',
+      );
       expect(rows[0].n).toBe('9');
     } finally {
       await writer.close();

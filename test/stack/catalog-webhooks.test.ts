@@ -15,14 +15,16 @@ import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } fr
 
 let storeId: string;
 let secret: string;
-const kafka = () => createKafka(stack().kafkaBrokers, `catalog-webhooks-test-${process.pid}`, createLogger('test', 'silent'));
+const kafka = () =>
+  createKafka(stack().kafkaBrokers, `catalog-webhooks-test-${process.pid}`, createLogger('test', 'silent'));
 
 beforeAll(async () => {
   ({ storeId } = await createTestStore({ name: 'catalog webhooks' }));
   await catalogReady();
   secret = readFileSync(path.join(stack().dataDir, 'catalog-webhook.secret'), 'utf8').trim();
 });
-const sql = <T = Record<string, unknown>>(query: string, params: Record<string, string> = {}) => stackSql<T>(query, { store: storeId, ...params });
+const sql = <T = Record<string, unknown>>(query: string, params: Record<string, string> = {}) =>
+  stackSql<T>(query, { store: storeId, ...params });
 
 afterAll(async () => {
   await closeTestStoreWriter();
@@ -42,13 +44,21 @@ async function post(
     'x-shopify-shop-domain': 'test.myshopify.com',
   };
   if (opts.sign !== null) headers['x-shopify-hmac-sha256'] = opts.sign ?? signWebhook(body, secret);
-  const res = await fetch(`${stack().httpUrl}/webhooks/shopify/${opts.store ?? storeId}`, { method: 'POST', headers, body });
+  const res = await fetch(`${stack().httpUrl}/webhooks/shopify/${opts.store ?? storeId}`, {
+    method: 'POST',
+    headers,
+    body,
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : {}, headers: res.headers };
 }
 
 /** POST that declares `length` bytes but sends only the first 1 KiB, and resolves on the answer. */
-function declaredLengthPost(url: string, length: number, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function declaredLengthPost(
+  url: string,
+  length: number,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers: { ...headers, 'content-length': String(length) } }, (res) => {
       let body = '';
@@ -106,9 +116,13 @@ describe('catalog webhooks', () => {
     const missing = await post('products/create', shopifyProduct({ id: 1001 }), { sign: null });
     expect(missing.status).toBe(401);
     expect(missing.body.error.code).toBe('invalid_signature');
-    const wrong = await post('products/create', shopifyProduct({ id: 1001 }), { sign: signWebhook('{"other":1}', secret) });
+    const wrong = await post('products/create', shopifyProduct({ id: 1001 }), {
+      sign: signWebhook('{"other":1}', secret),
+    });
     expect(wrong.status).toBe(401);
-    const otherSecret = await post('products/create', shopifyProduct({ id: 1001 }), { sign: signWebhook(JSON.stringify(shopifyProduct({ id: 1001 })), 'not-the-secret-at-all') });
+    const otherSecret = await post('products/create', shopifyProduct({ id: 1001 }), {
+      sign: signWebhook(JSON.stringify(shopifyProduct({ id: 1001 })), 'not-the-secret-at-all'),
+    });
     expect(otherSecret.status).toBe(401);
     expect(await highWatermarks('products')).toBe(before);
   });
@@ -118,18 +132,26 @@ describe('catalog webhooks', () => {
     const created = await post('products/create', shopifyProduct());
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ status: 'accepted', topic: 'products/create', records: 1, stale: 0 });
-    expect(await eventually(async () => {
-      const [p] = await currentProduct(id);
-      expect(p?.title).toBe('IPod Nano - 8GB');
-      return p;
-    })).toMatchObject({ variants: 2, price_min: '189.5', updated_at: '2024-03-05 17:00:00.000' });
+    expect(
+      await eventually(async () => {
+        const [p] = await currentProduct(id);
+        expect(p?.title).toBe('IPod Nano - 8GB');
+        return p;
+      }),
+    ).toMatchObject({ variants: 2, price_min: '189.5', updated_at: '2024-03-05 17:00:00.000' });
 
-    const newer = await post('products/update', shopifyProduct({ title: 'IPod Nano - 16GB', updated_at: '2024-04-01T00:00:00Z' }));
+    const newer = await post(
+      'products/update',
+      shopifyProduct({ title: 'IPod Nano - 16GB', updated_at: '2024-04-01T00:00:00Z' }),
+    );
     expect(newer.body).toMatchObject({ records: 1, stale: 0 });
     await eventually(async () => expect((await currentProduct(id))[0]?.title).toBe('IPod Nano - 16GB'));
 
     // an older update delivered late is acknowledged (so the platform stops retrying) but not written
-    const older = await post('products/update', shopifyProduct({ title: 'Old title', updated_at: '2024-03-20T00:00:00Z' }));
+    const older = await post(
+      'products/update',
+      shopifyProduct({ title: 'Old title', updated_at: '2024-03-20T00:00:00Z' }),
+    );
     expect(older.status).toBe(200);
     expect(older.body).toMatchObject({ records: 0, stale: 1 });
 
@@ -152,7 +174,8 @@ describe('catalog webhooks', () => {
     const w = testStoreWriter();
     const payload = shopifyProduct({ id: 7007, handle: 'own-secret' });
     const body = JSON.stringify(payload);
-    const send = async (signWith: string) => (await post('products/update', payload, { store: own, body, sign: signWebhook(body, signWith) })).status;
+    const send = async (signWith: string) =>
+      (await post('products/update', payload, { store: own, body, sign: signWebhook(body, signWith) })).status;
     const first = `first-store-secret-${process.pid}-0123456789`;
     const second = `second-store-secret-${process.pid}-abcdefghij`;
 
@@ -187,7 +210,10 @@ describe('catalog webhooks', () => {
     expect(await send(secret)).toBe(200);
     // what was accepted reached the store's projection
     const [p] = await eventually(async () => {
-      const rows = await stackSql<{ handle: string }>('SELECT handle FROM catalog_products_current WHERE store_id = {store:String} AND product_id = 7007', { store: own });
+      const rows = await stackSql<{ handle: string }>(
+        'SELECT handle FROM catalog_products_current WHERE store_id = {store:String} AND product_id = 7007',
+        { store: own },
+      );
       expect(rows).toHaveLength(1);
       return rows;
     });
@@ -202,7 +228,10 @@ describe('catalog webhooks', () => {
     expect(deleted.body.records).toBe(1);
     await eventually(async () => expect(await currentProduct('6006')).toEqual([]));
     // and a retry of that update after the delete is refused as stale
-    const retry = await post('products/update', shopifyProduct({ id: 6006, handle: 'from-the-future', updated_at: future }));
+    const retry = await post(
+      'products/update',
+      shopifyProduct({ id: 6006, handle: 'from-the-future', updated_at: future }),
+    );
     expect(retry.body).toMatchObject({ records: 0, stale: 1 });
   });
 
@@ -211,7 +240,9 @@ describe('catalog webhooks', () => {
     const first = await post('products/update', payload, { webhookId: `redelivery-${process.pid}` });
     expect(first.body.records).toBe(1);
     await eventually(async () => expect((await currentProduct('2002'))[0]?.title).toBe('IPod Nano - 8GB'));
-    const rowsBefore = await sql<{ n: string }>('SELECT toString(count()) AS n FROM catalog_products WHERE store_id = {store:String} AND product_id = 2002');
+    const rowsBefore = await sql<{ n: string }>(
+      'SELECT toString(count()) AS n FROM catalog_products WHERE store_id = {store:String} AND product_id = 2002',
+    );
     const hwBefore = await highWatermarks('products');
 
     const again = await post('products/update', payload, { webhookId: `redelivery-${process.pid}` });
@@ -223,15 +254,36 @@ describe('catalog webhooks', () => {
     expect(retried.body.records).toBe(1);
     expect(await highWatermarks('products')).not.toBe(hwBefore);
     await new Promise((r) => setTimeout(r, 1_000));
-    const current = await sql<{ n: string }>('SELECT toString(count()) AS n FROM catalog_products_current WHERE store_id = {store:String} AND product_id = 2002');
+    const current = await sql<{ n: string }>(
+      'SELECT toString(count()) AS n FROM catalog_products_current WHERE store_id = {store:String} AND product_id = 2002',
+    );
     expect(current[0].n).toBe('1');
     expect(Number(rowsBefore[0].n)).toBe(1);
   });
 
   it('collections with ordered membership, inventory levels and availability', async () => {
     await post('products/create', shopifyProduct({ id: 3001, handle: 'a', updated_at: '2024-05-01T00:00:00Z' }));
-    await post('products/create', shopifyProduct({ id: 3002, handle: 'b', updated_at: '2024-05-01T00:00:00Z', variants: [{ id: 30021, price: '5.00', inventory_item_id: 30021, inventory_management: 'shopify', inventory_quantity: 4 }] }));
-    const col = await post('collections/create', shopifyCollection({ id: 4001, handle: 'featured', product_ids: [3002, 3001] }));
+    await post(
+      'products/create',
+      shopifyProduct({
+        id: 3002,
+        handle: 'b',
+        updated_at: '2024-05-01T00:00:00Z',
+        variants: [
+          {
+            id: 30021,
+            price: '5.00',
+            inventory_item_id: 30021,
+            inventory_management: 'shopify',
+            inventory_quantity: 4,
+          },
+        ],
+      }),
+    );
+    const col = await post(
+      'collections/create',
+      shopifyCollection({ id: 4001, handle: 'featured', product_ids: [3002, 3001] }),
+    );
     expect(col.body).toMatchObject({ records: 2 });
     await eventually(async () => {
       const rows = await sql<{ handle: string; product_id: string; position: string }>(
@@ -243,7 +295,12 @@ describe('catalog webhooks', () => {
       ]);
     });
 
-    const level = await post('inventory_levels/update', { inventory_item_id: 30021, location_id: 77, available: 0, updated_at: '2024-05-02T00:00:00Z' });
+    const level = await post('inventory_levels/update', {
+      inventory_item_id: 30021,
+      location_id: 77,
+      available: 0,
+      updated_at: '2024-05-02T00:00:00Z',
+    });
     expect(level.body).toMatchObject({ records: 1 });
     await eventually(async () => {
       const rows = await sql<{ product_id: string; available: number }>(
@@ -257,7 +314,9 @@ describe('catalog webhooks', () => {
 
     const gone = await post('collections/delete', { id: 4001 });
     expect(gone.body).toMatchObject({ records: 2 });
-    await eventually(async () => expect(await sql('SELECT * FROM catalog_collection_products WHERE store_id = {store:String}')).toEqual([]));
+    await eventually(async () =>
+      expect(await sql('SELECT * FROM catalog_collection_products WHERE store_id = {store:String}')).toEqual([]),
+    );
   });
 
   it('articles and pages', async () => {
@@ -267,17 +326,28 @@ describe('catalog webhooks', () => {
         "SELECT title, summary_text, author FROM catalog_content_current WHERE store_id = {store:String} AND content_type = 'article'",
       );
       expect(rows).toEqual([
-        { title: 'get on the train now', author: 'Dennis', summary_text: 'Do you want to get on the <img src="https://cdn.example.com/train.jpg" alt="train"> train?' },
+        {
+          title: 'get on the train now',
+          author: 'Dennis',
+          summary_text: 'Do you want to get on the <img src="https://cdn.example.com/train.jpg" alt="train"> train?',
+        },
       ]);
     });
     await post('articles/delete', { id: 134645308 });
-    await eventually(async () => expect(await sql("SELECT * FROM catalog_content_current WHERE store_id = {store:String} AND content_type = 'article'")).toEqual([]));
+    await eventually(async () =>
+      expect(
+        await sql("SELECT * FROM catalog_content_current WHERE store_id = {store:String} AND content_type = 'article'"),
+      ).toEqual([]),
+    );
   });
 
   it('an order webhook produces an order the revenue and co-purchase aggregates consume; a cancellation takes it back', async () => {
     // recent dates: orders_raw keeps EVENTS_RETENTION_DAYS
     const placed = new Date(Date.now() - 3_600_000).toISOString();
-    const res = await post('orders/create', shopifyOrder({ id: 5005, created_at: placed, processed_at: placed, updated_at: placed }));
+    const res = await post(
+      'orders/create',
+      shopifyOrder({ id: 5005, created_at: placed, processed_at: placed, updated_at: placed }),
+    );
     expect(res.body).toMatchObject({ status: 'accepted', records: 1 });
     await eventually(async () => {
       const rows = await sql<{ product_id: string; quantity: number; price: string; session_id: string }>(
@@ -315,7 +385,16 @@ describe('catalog webhooks', () => {
         { a: '921728736', b: '921728736', orders: '1' },
       ]);
     }, 30_000);
-    const cancelled = await post('orders/cancelled', shopifyOrder({ id: 5005, created_at: placed, processed_at: placed, cancelled_at: new Date().toISOString(), updated_at: new Date().toISOString() }));
+    const cancelled = await post(
+      'orders/cancelled',
+      shopifyOrder({
+        id: 5005,
+        created_at: placed,
+        processed_at: placed,
+        cancelled_at: new Date().toISOString(),
+        updated_at: new Date().toISOString(),
+      }),
+    );
     expect(cancelled.body.records).toBe(1);
     // signed deltas: the cancellation subtracts everything the order added
     await eventually(async () => {
@@ -331,7 +410,9 @@ describe('catalog webhooks', () => {
       { line_no: 0, cancelled: 1, is_deleted: 1 },
       { line_no: 1, cancelled: 1, is_deleted: 1 },
     ]);
-    expect(await sql("SELECT line_no FROM orders_raw FINAL WHERE store_id = {store:String} AND order_id = '5005'")).toEqual([]);
+    expect(
+      await sql("SELECT line_no FROM orders_raw FINAL WHERE store_id = {store:String} AND order_id = '5005'"),
+    ).toEqual([]);
   });
 
   it('answers bad input with a 4xx naming the problem', async () => {
@@ -339,7 +420,10 @@ describe('catalog webhooks', () => {
     expect(badJson.status).toBe(400);
     expect(badJson.body.error.code).toBe('invalid_json');
 
-    const invalid = await post('products/update', shopifyProduct({ id: 'not-a-number', variants: [{ id: 5, price: 'free' }] }));
+    const invalid = await post(
+      'products/update',
+      shopifyProduct({ id: 'not-a-number', variants: [{ id: 5, price: 'free' }] }),
+    );
     expect(invalid.status).toBe(422);
     expect(invalid.body.error.code).toBe('invalid_payload');
     expect(invalid.body.error.fields.map((f: { path: string }) => f.path).sort()).toEqual(['id', 'variants[0].price']);
@@ -364,11 +448,19 @@ describe('catalog webhooks', () => {
 
     const mismatch = await fetch(`${stack().httpUrl}/webhooks/shopify/${storeId}/products/create`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-shopify-topic': 'products/delete', 'x-shopify-hmac-sha256': signWebhook('{"id":1}', secret) },
+      headers: {
+        'content-type': 'application/json',
+        'x-shopify-topic': 'products/delete',
+        'x-shopify-hmac-sha256': signWebhook('{"id":1}', secret),
+      },
       body: '{"id":1}',
     });
     expect(mismatch.status).toBe(422);
-    const platform = await fetch(`${stack().httpUrl}/webhooks/bigcommerce/${storeId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const platform = await fetch(`${stack().httpUrl}/webhooks/bigcommerce/${storeId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(platform.status).toBe(404);
   });
 });

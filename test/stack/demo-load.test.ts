@@ -8,7 +8,12 @@
 // catalog's scope.
 import { afterAll, describe, expect, it } from 'vitest';
 import { TopicCatalogSink } from '../../deploy/demo/catalog-sink.ts';
-import { DEMO_B2B_CATALOG_ID, DEMO_EU_PRICE_LIST, DEMO_WHOLESALE_PRICE_LIST, generateDemoStore } from '../../deploy/demo/generator.ts';
+import {
+  DEMO_B2B_CATALOG_ID,
+  DEMO_EU_PRICE_LIST,
+  DEMO_WHOLESALE_PRICE_LIST,
+  generateDemoStore,
+} from '../../deploy/demo/generator.ts';
 import { applyDemoConfig, loadCatalog, type ReplayStats, replaySessions } from '../../deploy/demo/load.ts';
 import { bundleQuality, coViewQuality, trendingRank } from '../../deploy/demo/quality.ts';
 import { loadConfig } from '../../services/common/config.ts';
@@ -41,8 +46,18 @@ describe('demo store loaded into the running stack', () => {
     CLICKHOUSE_URL: '',
   });
   const redis = createRedis(config.redisUrl, { connectionName: 'demo-load-test' });
-  const sink = new TopicCatalogSink({ kafka: createKafka(config.kafkaBrokers, 'demo-load-test', log), redis, config, logger: log });
-  const store = generateDemoStore({ seed: `stack-${process.pid}-${Date.now()}`, products: 400, sessions: 400, imageBaseUrl: `${s.httpUrl}/demo/images` });
+  const sink = new TopicCatalogSink({
+    kafka: createKafka(config.kafkaBrokers, 'demo-load-test', log),
+    redis,
+    config,
+    logger: log,
+  });
+  const store = generateDemoStore({
+    seed: `stack-${process.pid}-${Date.now()}`,
+    products: 400,
+    sessions: 400,
+    imageBaseUrl: `${s.httpUrl}/demo/images`,
+  });
   const gt = store.groundTruth;
   let storeId = '';
   let stats: ReplayStats | undefined;
@@ -75,14 +90,20 @@ describe('demo store loaded into the running stack', () => {
       logger: log,
     });
     const planned = [...store.sessions()].reduce((n, x) => n + x.steps.length, 0);
-    const purchases = [...store.sessions()].reduce((n, x) => n + x.steps.filter((st) => st.type === 'purchase').length, 0);
+    const purchases = [...store.sessions()].reduce(
+      (n, x) => n + x.steps.filter((st) => st.type === 'purchase').length,
+      0,
+    );
     expect(stats.sessions).toBe(store.sessionCount);
     expect(stats.rejected).toBe(0);
     expect(stats.events + stats.duplicates).toBe(planned);
     expect(stats.orders).toBe(purchases);
 
     const rows = await until('events in events_raw', async () => {
-      const [r] = await sql<{ n: string }>('SELECT count() AS n FROM discovery.events_raw WHERE store_id = {store:String}', { store: storeId });
+      const [r] = await sql<{ n: string }>(
+        'SELECT count() AS n FROM discovery.events_raw WHERE store_id = {store:String}',
+        { store: storeId },
+      );
       return Number(r.n) >= planned ? Number(r.n) : undefined;
     });
     expect(rows).toBe(planned);
@@ -90,7 +111,8 @@ describe('demo store loaded into the running stack', () => {
 
   it('the demo catalog reached ClickHouse: every product, the second market prices, the B2B catalog scope', async () => {
     expect(storeId).not.toBe('');
-    const count = async (query: string, params: Record<string, string> = {}) => Number((await sql<{ n: string }>(query, { store: storeId, ...params }))[0].n);
+    const count = async (query: string, params: Record<string, string> = {}) =>
+      Number((await sql<{ n: string }>(query, { store: storeId, ...params }))[0].n);
     // what the generator wrote
     const prices = [...store.prices()];
     const euPrices = prices.filter((p) => p.price_list_id === DEMO_EU_PRICE_LIST).length;
@@ -103,11 +125,21 @@ describe('demo store loaded into the running stack', () => {
     expect(scope.size).toBeGreaterThan(0);
 
     await until('every demo product in catalog_products_current', async () => {
-      const n = await count('SELECT toString(count()) AS n FROM discovery.catalog_products_current WHERE store_id = {store:String}');
+      const n = await count(
+        'SELECT toString(count()) AS n FROM discovery.catalog_products_current WHERE store_id = {store:String}',
+      );
       return n >= store.productCount ? n : undefined;
     });
-    expect(await count('SELECT toString(count()) AS n FROM discovery.catalog_products_current WHERE store_id = {store:String}')).toBe(store.productCount);
-    expect(await count('SELECT toString(uniqExact(product_id)) AS n FROM discovery.catalog_products_current WHERE store_id = {store:String}')).toBe(store.productCount);
+    expect(
+      await count(
+        'SELECT toString(count()) AS n FROM discovery.catalog_products_current WHERE store_id = {store:String}',
+      ),
+    ).toBe(store.productCount);
+    expect(
+      await count(
+        'SELECT toString(uniqExact(product_id)) AS n FROM discovery.catalog_products_current WHERE store_id = {store:String}',
+      ),
+    ).toBe(store.productCount);
 
     // the second market (EUR) prices every variant; the wholesale price list every B2B variant
     await until('the EUR and wholesale price lists', async () => {
@@ -141,7 +173,7 @@ describe('demo store loaded into the running stack', () => {
     const members = gt.coViewClusters.flatMap((c) => c.productIds);
     await until('co-view pairs of every cluster product', async () => {
       const [r] = await sql<{ n: string }>(
-        'SELECT uniqExact(product_a) AS n FROM discovery.co_view_pairs WHERE store_id = {store:String} AND has(splitByChar(\',\', {ids:String}), toString(product_a)) AND product_a != product_b',
+        "SELECT uniqExact(product_a) AS n FROM discovery.co_view_pairs WHERE store_id = {store:String} AND has(splitByChar(',', {ids:String}), toString(product_a)) AND product_a != product_b",
         { store: storeId, ids: members.join(',') },
       );
       return Number(r.n) >= members.length ? true : undefined;
@@ -164,7 +196,7 @@ describe('demo store loaded into the running stack', () => {
     const members = gt.bundles.flatMap((b) => b.productIds);
     await until('co-purchase pairs of every bundle product', async () => {
       const [r] = await sql<{ n: string }>(
-        'SELECT uniqExact(product_a) AS n FROM discovery.co_purchase_pairs WHERE store_id = {store:String} AND has(splitByChar(\',\', {ids:String}), toString(product_a)) AND product_a != product_b',
+        "SELECT uniqExact(product_a) AS n FROM discovery.co_purchase_pairs WHERE store_id = {store:String} AND has(splitByChar(',', {ids:String}), toString(product_a)) AND product_a != product_b",
         { store: storeId, ids: members.join(',') },
       );
       return Number(r.n) >= members.length ? true : undefined;
@@ -197,7 +229,12 @@ describe('demo store loaded into the running stack', () => {
       const burst = rows.find((r) => r.query === gt.trending.query);
       return burst && Number(burst.voters) >= gt.trending.sessions ? rows : undefined;
     });
-    expect(trendingRank(gt, top.map((r) => r.query))).toBe(1);
+    expect(
+      trendingRank(
+        gt,
+        top.map((r) => r.query),
+      ),
+    ).toBe(1);
     // one vote per burst session (each session searched it once, as a distinct shopper)
     expect(top[0]).toEqual({ query: gt.trending.query, voters: String(gt.trending.sessions) });
   });

@@ -19,7 +19,9 @@ async function get(path: string): Promise<{ status: number; body: any }> {
 
 describe('the stack schema registry', () => {
   it('is announced, ready, and holds every platform value subject with the generated schema', async () => {
-    const ready = (await (await fetch(`${stack().httpUrl}/readyz`)).json()) as { checks: Record<string, { ok: boolean }> };
+    const ready = (await (await fetch(`${stack().httpUrl}/readyz`)).json()) as {
+      checks: Record<string, { ok: boolean }>;
+    };
     expect(ready.checks.schemaRegistry).toMatchObject({ ok: true });
     const subjects = (await get('/subjects')).body as string[];
     const topics = platformTopics({ KAFKA_TOPIC_PREFIX: '' });
@@ -31,13 +33,17 @@ describe('the stack schema registry', () => {
     }
     const metrics = await (await fetch(`${stack().httpUrl}/metrics`)).text();
     expect(metrics).toMatch(/schema_registry_schemas\{topic="_schemas"\} [1-9]/);
-    expect(metrics).toMatch(/schema_registry_requests_total\{method="POST",route="\/subjects\/:subject\/versions",status="200"\} [1-9]/);
+    expect(metrics).toMatch(
+      /schema_registry_requests_total\{method="POST",route="\/subjects\/:subject\/versions",status="200"\} [1-9]/,
+    );
   });
 
   it('registering the platform schemas again is idempotent (same ids)', async () => {
     const codec = createValueCodec({ registryUrl: stack().schemaRegistryUrl });
     const ids = await registerPlatformSchemas(codec, { KAFKA_TOPIC_PREFIX: '' });
-    const again = await registerPlatformSchemas(createValueCodec({ registryUrl: stack().schemaRegistryUrl }), { KAFKA_TOPIC_PREFIX: '' });
+    const again = await registerPlatformSchemas(createValueCodec({ registryUrl: stack().schemaRegistryUrl }), {
+      KAFKA_TOPIC_PREFIX: '',
+    });
     expect(again).toEqual(ids);
     const latest = await get(`/subjects/${encodeURIComponent('storefront.events.v1-value')}/versions/latest`);
     expect(latest.body.id).toBe(ids.events);
@@ -103,7 +109,11 @@ describe('the stack schema registry', () => {
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
     await producer.connect();
-    await producer.send({ topic, acks: -1, messages: [{ key: `${event.store_id}:${event.session_id}`, value: codec.encode(topic, event) }] });
+    await producer.send({
+      topic,
+      acks: -1,
+      messages: [{ key: `${event.store_id}:${event.session_id}`, value: codec.encode(topic, event) }],
+    });
 
     const consumer = kafka.consumer({ groupId: `sr-stack-test-${ulid()}`, maxWaitTimeInMs: 200 });
     await consumer.connect();
@@ -116,9 +126,15 @@ describe('the stack schema registry', () => {
     await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
     await admin.disconnect();
 
-    const ours = await createValueCodec({ registryUrl: stack().schemaRegistryUrl }).decode<EnrichedEvent>(received, topic);
+    const ours = await createValueCodec({ registryUrl: stack().schemaRegistryUrl }).decode<EnrichedEvent>(
+      received,
+      topic,
+    );
     expect({ ...ours.value }).toEqual(event);
-    const confluent = (await new SchemaRegistry({ host: stack().schemaRegistryUrl }).decode(received)) as Record<string, unknown>;
+    const confluent = (await new SchemaRegistry({ host: stack().schemaRegistryUrl }).decode(received)) as Record<
+      string,
+      unknown
+    >;
     // without the platform's logical types a generic Avro reader sees epoch millis and JSON strings
     expect(confluent.event_id).toBe(event.event_id);
     expect(confluent.timestamp).toBe(Date.parse(event.timestamp));

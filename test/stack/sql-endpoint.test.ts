@@ -28,7 +28,9 @@ describe("analysts' SQL endpoint", () => {
   it('selects the database with `database` and lists the migrations table', async () => {
     const r = await get('SELECT currentDatabase()', '&database=system');
     expect(await r.text()).toBe('system\n');
-    const t = await get("SELECT count() > 0 FROM system.tables WHERE database = 'discovery' AND name = 'schema_migrations'");
+    const t = await get(
+      "SELECT count() > 0 FROM system.tables WHERE database = 'discovery' AND name = 'schema_migrations'",
+    );
     expect(await t.text()).toBe('1\n');
   });
 
@@ -73,7 +75,10 @@ describe("analysts' SQL endpoint", () => {
       await c.close();
       console.log(JSON.stringify({ ping: ping.success, rows, writeError }));
     `;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, CH_URL: url() }, encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      env: { ...process.env, CH_URL: url() },
+      encoding: 'utf8',
+    });
     const result = JSON.parse(out.trim().split('\n').pop()!);
     expect(result.ping).toBe(true);
     expect(result.rows[0].doubled).toBe(42);

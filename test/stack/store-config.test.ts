@@ -8,7 +8,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigKind } from '../../schemas/config.ts';
 import { stack } from '../helpers/stack.ts';
-import { closeTestStoreWriter, createTestStore, testStoreWriter, SAMPLE_BLOCK_ID, SAMPLE_FALLBACK_BLOCK_ID, sampleItems, waitForApp } from '../helpers/stores.ts';
+import {
+  closeTestStoreWriter,
+  createTestStore,
+  testStoreWriter,
+  SAMPLE_BLOCK_ID,
+  SAMPLE_FALLBACK_BLOCK_ID,
+  sampleItems,
+  waitForApp,
+} from '../helpers/stores.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE = path.join(ROOT, 'node_modules/.bin/node');
@@ -29,7 +37,13 @@ function cli(...args: string[]): Promise<CliResult> {
       [CLI, ...args],
       {
         cwd: ROOT,
-        env: { ...process.env, KAFKA_BROKERS: s.kafkaBrokers.join(','), SCHEMA_REGISTRY_URL: s.schemaRegistryUrl, KAFKA_TOPIC_PREFIX: '', LOG_LEVEL: 'error' },
+        env: {
+          ...process.env,
+          KAFKA_BROKERS: s.kafkaBrokers.join(','),
+          SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
+          KAFKA_TOPIC_PREFIX: '',
+          LOG_LEVEL: 'error',
+        },
         timeout: 60_000,
       },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
@@ -78,7 +92,11 @@ async function eventually(fn: () => Promise<void>, timeoutMs = 60_000): Promise<
       if (seen.size) console.log(`eventually passed after failed attempts:\n${[...seen].join('\n')}`);
       return;
     } catch (err) {
-      seen.add(String((err as Error).message).split('\n')[0].slice(0, 300));
+      seen.add(
+        String((err as Error).message)
+          .split('\n')[0]
+          .slice(0, 300),
+      );
       if (Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -86,7 +104,9 @@ async function eventually(fn: () => Promise<void>, timeoutMs = 60_000): Promise<
 }
 
 const whoami = (token?: string) =>
-  fetch(`${stack().httpUrl}/internal/store-config/whoami`, { headers: token === undefined ? {} : { 'x-storefront-access-token': token } });
+  fetch(`${stack().httpUrl}/internal/store-config/whoami`, {
+    headers: token === undefined ? {} : { 'x-storefront-access-token': token },
+  });
 
 afterAll(async () => {
   await closeTestStoreWriter();
@@ -94,7 +114,12 @@ afterAll(async () => {
 
 describe('admin CLI: stores and tokens', () => {
   it('creates a store whose token authenticates; suspend → 402, resume → 200; revoked/unknown/missing → 401', async () => {
-    const created = await cliJson<{ store_id: string; token: string; token_id: string; offset: string }>('stores', 'create', '--name', 'CLI store');
+    const created = await cliJson<{ store_id: string; token: string; token_id: string; offset: string }>(
+      'stores',
+      'create',
+      '--name',
+      'CLI store',
+    );
     expect(created.token).toMatch(/^sfat_/);
     await appliedByApp(created.offset);
     const ok = await whoami(created.token);
@@ -111,7 +136,13 @@ describe('admin CLI: stores and tokens', () => {
     await appliedByApp((await cliJson('stores', 'resume', created.store_id)).offset);
     expect((await whoami(created.token)).status).toBe(200);
 
-    const issued = await cliJson<{ token: string; token_id: string }>('tokens', 'issue', created.store_id, '--label', 'second');
+    const issued = await cliJson<{ token: string; token_id: string }>(
+      'tokens',
+      'issue',
+      created.store_id,
+      '--label',
+      'second',
+    );
     await appliedByApp((await cliJson('tokens', 'revoke', created.store_id, created.token_id)).offset);
     const revoked = await whoami(created.token);
     expect(revoked.status).toBe(401);
@@ -122,7 +153,11 @@ describe('admin CLI: stores and tokens', () => {
     expect(missing.status).toBe(401);
     expect(await missing.json()).toMatchObject({ error: { code: 'missing_token' } });
 
-    const tokens = await cliJson<{ token_id: string; revoked_at: string | null; label: string | null }[]>('tokens', 'list', created.store_id);
+    const tokens = await cliJson<{ token_id: string; revoked_at: string | null; label: string | null }[]>(
+      'tokens',
+      'list',
+      created.store_id,
+    );
     expect(tokens).toHaveLength(2);
     expect(JSON.stringify(tokens)).not.toContain('sfat_');
   }, 180_000);
@@ -132,9 +167,21 @@ describe('admin CLI: stores and tokens', () => {
     expect(noName.code).not.toBe(0);
     expect(noName.stderr).toContain("required option '--name <name>'");
     const { storeId } = await createTestStore({ name: 'errors' });
-    const badExpr = await cli('sort-orders', 'put', storeId, '--code', 'x', '--nickname', 'X', '--expr', 'price:upwards');
+    const badExpr = await cli(
+      'sort-orders',
+      'put',
+      storeId,
+      '--code',
+      'x',
+      '--nickname',
+      'X',
+      '--expr',
+      'price:upwards',
+    );
     expect(badExpr.code).toBe(2);
-    expect(badExpr.stderr).toContain("option '--expr <attribute:direction[:weight]>' argument 'price:upwards' is invalid");
+    expect(badExpr.stderr).toContain(
+      "option '--expr <attribute:direction[:weight]>' argument 'price:upwards' is invalid",
+    );
     const badField = await cli('markets', 'put', storeId, '--code', 'eu', '--countries', 'DEU', '--currency', 'EUR');
     expect(badField.code).toBe(2);
     expect(badField.stderr).toContain('error: countries[0]: expected an ISO 3166-1 alpha-2 country code');
@@ -206,51 +253,192 @@ describe('admin CLI: every configuration kind', () => {
     };
     // independent items go in parallel waves (each CLI run is a process); references come after their targets
     await Promise.all([
-      put(['markets', 'put', storeId, '--code', 'us', '--name', 'United States', '--market-id', '1001', '--countries', 'US,PR', '--currency', 'usd'], 'market'),
-      put(['sort-orders', 'put', storeId, '--code', 'newest', '--nickname', 'Newest', '--expr', 'published_at:desc'], 'sort_order'),
+      put(
+        [
+          'markets',
+          'put',
+          storeId,
+          '--code',
+          'us',
+          '--name',
+          'United States',
+          '--market-id',
+          '1001',
+          '--countries',
+          'US,PR',
+          '--currency',
+          'usd',
+        ],
+        'market',
+      ),
+      put(
+        ['sort-orders', 'put', storeId, '--code', 'newest', '--nickname', 'Newest', '--expr', 'published_at:desc'],
+        'sort_order',
+      ),
       put(['sort-orders', 'put', storeId, '--file', file('best.json', samples.sort_order?.[1])], 'sort_order'),
-      put(['blocks', 'put', storeId, '--id', SAMPLE_FALLBACK_BLOCK_ID, '--title', 'Best sellers', '--anchor', 'none', '--strategy', 'best_sellers'], 'block'),
+      put(
+        [
+          'blocks',
+          'put',
+          storeId,
+          '--id',
+          SAMPLE_FALLBACK_BLOCK_ID,
+          '--title',
+          'Best sellers',
+          '--anchor',
+          'none',
+          '--strategy',
+          'best_sellers',
+        ],
+        'block',
+      ),
     ]);
     await Promise.all([
       put(['blocks', 'put', storeId, '--file', file('block.json', samples.block?.[1])], 'block'),
-      put(['merch-rules', 'put', storeId, '--file', file('rule.json', samples.merch_rule?.[0]), '--pin', '99@2'], 'merch_rule'),
-      put(['search-rules', 'put', storeId, '--name', 'sneakers', '--match', 'exact', '--query', 'sneakers', '--replace-query', 'trainers'], 'search_rule'),
-      put(['redirects', 'put', storeId, '--term', 'Gift Cards', '--url', '/products/gift-card', '--match', 'semantic'], 'redirect_term'),
+      put(
+        ['merch-rules', 'put', storeId, '--file', file('rule.json', samples.merch_rule?.[0]), '--pin', '99@2'],
+        'merch_rule',
+      ),
+      put(
+        [
+          'search-rules',
+          'put',
+          storeId,
+          '--name',
+          'sneakers',
+          '--match',
+          'exact',
+          '--query',
+          'sneakers',
+          '--replace-query',
+          'trainers',
+        ],
+        'search_rule',
+      ),
+      put(
+        ['redirects', 'put', storeId, '--term', 'Gift Cards', '--url', '/products/gift-card', '--match', 'semantic'],
+        'redirect_term',
+      ),
     ]);
     await Promise.all([
       put(['synonyms', 'put', storeId, '--id', 'tees', '--terms', 'tee,t-shirt'], 'synonym'),
       put(['synonyms', 'put', storeId, '--id', 'pants', '--term', 'pants', '--to', 'trousers,chinos'], 'synonym'),
-      put(['breakouts', 'put', storeId, '--name', 'Colours', '--option', 'Color', '--applies', 'collections', '--title-value', 'false'], 'variant_breakout'),
-      put(['ranking-rules', 'put', storeId, '--name', 'Classic', '--type', 'pin', '--queries', 'boots', '--product-ids', '1234', '--status', 'published'], 'ranking_rule'),
+      put(
+        [
+          'breakouts',
+          'put',
+          storeId,
+          '--name',
+          'Colours',
+          '--option',
+          'Color',
+          '--applies',
+          'collections',
+          '--title-value',
+          'false',
+        ],
+        'variant_breakout',
+      ),
+      put(
+        [
+          'ranking-rules',
+          'put',
+          storeId,
+          '--name',
+          'Classic',
+          '--type',
+          'pin',
+          '--queries',
+          'boots',
+          '--product-ids',
+          '1234',
+          '--status',
+          'published',
+        ],
+        'ranking_rule',
+      ),
     ]);
     await Promise.all([
-      put(['b2b', 'locations', 'put', storeId, '--gid', 'gid://shopify/CompanyLocation/555', '--company', '77', '--catalog', 'b2b-main', '--price-list', 'wholesale'], 'b2b_company_location'),
-      put(['b2b', 'customers', 'put', storeId, '--customer', 'gid://shopify/Customer/9001', '--companies', '77'], 'b2b_customer'),
-      cliJson<{ item: { query: string }; offset: string }>('autocomplete', 'curate', storeId, '--query', 'T-Shirt', '--label', 'T-shirts').then((cur) =>
-        written.set('autocomplete_curation|t-shirt', cur.item),
+      put(
+        [
+          'b2b',
+          'locations',
+          'put',
+          storeId,
+          '--gid',
+          'gid://shopify/CompanyLocation/555',
+          '--company',
+          '77',
+          '--catalog',
+          'b2b-main',
+          '--price-list',
+          'wholesale',
+        ],
+        'b2b_company_location',
       ),
+      put(
+        ['b2b', 'customers', 'put', storeId, '--customer', 'gid://shopify/Customer/9001', '--companies', '77'],
+        'b2b_customer',
+      ),
+      cliJson<{ item: { query: string }; offset: string }>(
+        'autocomplete',
+        'curate',
+        storeId,
+        '--query',
+        'T-Shirt',
+        '--label',
+        'T-shirts',
+      ).then((cur) => written.set('autocomplete_curation|t-shirt', cur.item)),
     ]);
     const hook = await cliJson<{ id: string; secret: string }>('webhook-secrets', 'add', storeId, '--label', 'shopify');
     expect(hook.secret).toMatch(/^[0-9a-f]{64}$/);
     const hooks = await cliJson<{ id: string; label: string }[]>('webhook-secrets', 'list', storeId);
     expect(hooks).toEqual([{ id: hook.id, label: 'shopify', created_at: expect.any(String) }]);
-    const preview = await cliJson<{ preview_id: string; expires_at: string; offset: string }>('previews', 'create', storeId, '--from-rule', '01JD0000000000000000000010');
+    const preview = await cliJson<{ preview_id: string; expires_at: string; offset: string }>(
+      'previews',
+      'create',
+      storeId,
+      '--from-rule',
+      '01JD0000000000000000000010',
+    );
     expect(Date.parse(preview.expires_at) - Date.now()).toBeGreaterThan(59 * 60_000);
     // store-record changes are read-modify-write: one after the other
     await cliJson('autocomplete', 'mode', storeId, 'global');
     await cliJson('stores', 'update', storeId, '--market', 'us', '--market-mode', 'pricing_only');
-    const media = await cliJson<{ media_preloads: unknown; offset: string }>('media-preloads', 'set', storeId, '--srcset-sizes', '320,640', '--rewrite-domain', 'cdn.example.com');
-    expect(media.media_preloads).toEqual({ enabled: true, srcsetSizes: [320, 640], rewriteDomain: 'cdn.example.com', rewriteUrls: true });
+    const media = await cliJson<{ media_preloads: unknown; offset: string }>(
+      'media-preloads',
+      'set',
+      storeId,
+      '--srcset-sizes',
+      '320,640',
+      '--rewrite-domain',
+      'cdn.example.com',
+    );
+    expect(media.media_preloads).toEqual({
+      enabled: true,
+      srcsetSizes: [320, 640],
+      rewriteDomain: 'cdn.example.com',
+      rewriteUrls: true,
+    });
     await appliedByApp(media.offset);
 
     // read back through the CLI
     const blocks = await cliJson<{ id: string; fallback: unknown }[]>('blocks', 'list', storeId);
     expect(blocks.map((b) => b.id)).toEqual([SAMPLE_BLOCK_ID, SAMPLE_FALLBACK_BLOCK_ID].sort());
     expect(await cliJson('markets', 'get', storeId, 'us')).toEqual(written.get('market|us'));
-    expect(written.get('market|us')).toMatchObject({ gid: 'gid://shopify/Market/1001', countries: ['US', 'PR'], currency: 'USD' });
-    expect(written.get('variant_breakout|color')).toMatchObject({ option_code: 'color', include_option_value_in_title: false });
+    expect(written.get('market|us')).toMatchObject({
+      gid: 'gid://shopify/Market/1001',
+      countries: ['US', 'PR'],
+      currency: 'USD',
+    });
+    expect(written.get('variant_breakout|color')).toMatchObject({
+      option_code: 'color',
+      include_option_value_in_title: false,
+    });
     expect(written.get('b2b_customer|9001')).toEqual({ customer_id: '9001', company_ids: ['77'] });
-    expect((written.get(`merch_rule|01JD0000000000000000000010`) as { pins: unknown[] }).pins).toEqual([{ product_id: '99', position: 2, conditions: null }]);
+    expect((written.get(`merch_rule|01JD0000000000000000000010`) as { pins: unknown[] }).pins).toEqual([
+      { product_id: '99', position: 2, conditions: null },
+    ]);
     const previews = await cliJson<{ id: string }[]>('previews', 'list', storeId);
     expect(previews.map((p) => p.id)).toEqual([preview.preview_id]);
 
@@ -259,7 +447,10 @@ describe('admin CLI: every configuration kind', () => {
       const rows = await projected(storeId);
       for (const [key, item] of written) expect(rows.get(key), key).toEqual(item);
       expect(rows.get(`webhook_secret|${hook.id}`)).toMatchObject({ label: 'shopify', secret: '[redacted]' });
-      expect(rows.get(`merch_preview|${preview.preview_id}`)).toMatchObject({ id: preview.preview_id, rule: { collection_handle: 'shoes' } });
+      expect(rows.get(`merch_preview|${preview.preview_id}`)).toMatchObject({
+        id: preview.preview_id,
+        rule: { collection_handle: 'shoes' },
+      });
       expect(rows.get(`store|${storeId}`)).toMatchObject({
         autocomplete_mode: 'global',
         primary_market: 'us',
@@ -274,11 +465,20 @@ describe('admin CLI: every configuration kind', () => {
     const exp = await cli('config', 'export', storeId, '--out', out);
     expect(exp.code).toBe(0);
     const doc = JSON.parse(readFileSync(out, 'utf8'));
-    const imported = await cliJson<{ store_id: string; token: string; created: boolean; written: number; offset: string }>('config', 'import', out, '--name', 'Kinds copy');
+    const imported = await cliJson<{
+      store_id: string;
+      token: string;
+      created: boolean;
+      written: number;
+      offset: string;
+    }>('config', 'import', out, '--name', 'Kinds copy');
     expect(imported.created).toBe(true);
     expect(imported.written).toBe(written.size);
     await appliedByApp(imported.offset);
-    expect(await (await whoami(imported.token)).json()).toMatchObject({ store_id: imported.store_id, name: 'Kinds copy' });
+    expect(await (await whoami(imported.token)).json()).toMatchObject({
+      store_id: imported.store_id,
+      name: 'Kinds copy',
+    });
     const again = JSON.parse((await cli('config', 'export', imported.store_id)).stdout);
     expect(again.items).toEqual(doc.items);
     expect({ ...again.store, name: null }).toEqual({ ...doc.store, name: null });
@@ -325,26 +525,58 @@ describe('admin CLI: every configuration kind', () => {
 
 describe('admin CLI: curation, brand prompt, previews prune, import --prune, show and delete', () => {
   it('curate --deny and brand-prompt reach the app; previews prune tombstones only expired previews', async () => {
-    const { storeId } = await createTestStore({ name: 'Curation', items: { sort_order: sampleItems().sort_order, merch_rule: sampleItems().merch_rule } });
-    const denied = await cliJson<{ item: unknown; offset: string }>('autocomplete', 'curate', storeId, '--query', 'Cheap Knockoff', '--deny');
+    const { storeId } = await createTestStore({
+      name: 'Curation',
+      items: { sort_order: sampleItems().sort_order, merch_rule: sampleItems().merch_rule },
+    });
+    const denied = await cliJson<{ item: unknown; offset: string }>(
+      'autocomplete',
+      'curate',
+      storeId,
+      '--query',
+      'Cheap Knockoff',
+      '--deny',
+    );
     expect(denied.item).toEqual({ query: 'cheap knockoff', allowed: false, display_label: null });
     const both = await cli('autocomplete', 'curate', storeId, '--query', 'x', '--allow', '--deny');
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--allow and --deny exclude each other');
-    expect(await cliJson('autocomplete', 'curations', storeId)).toEqual([{ query: 'cheap knockoff', allowed: false, display_label: null }]);
+    expect(await cliJson('autocomplete', 'curations', storeId)).toEqual([
+      { query: 'cheap knockoff', allowed: false, display_label: null },
+    ]);
 
     await cliJson('autocomplete', 'brand-prompt', storeId, 'Outdoor gear for rainy cities; never suggest knockoffs.');
     // a live preview (the CLI's, one hour) and one whose hour is over: written with the writer's own
     // producer, since the writer stamps every new preview with created_at = now
-    const live = await cliJson<{ preview_id: string }>('previews', 'create', storeId, '--from-rule', '01JD0000000000000000000010');
+    const live = await cliJson<{ preview_id: string }>(
+      'previews',
+      'create',
+      storeId,
+      '--from-rule',
+      '01JD0000000000000000000010',
+    );
     const w = testStoreWriter();
     const expiredId = '00000000-0000-4000-8000-000000000001';
     const rule = { id: null, ...(sampleItems().merch_rule?.[0] as object), name: 'Expired preview' };
-    const produce = (w as unknown as { produce(store: string, kind: ConfigKind, id: string, payload: unknown): Promise<{ offset: string }> }).produce.bind(w);
-    await produce(storeId, 'merch_preview', expiredId, { id: expiredId, rule, created_at: new Date(Date.now() - 2 * 3_600_000).toISOString(), expires_at: new Date(Date.now() - 3_600_000).toISOString() });
+    const produce = (
+      w as unknown as {
+        produce(store: string, kind: ConfigKind, id: string, payload: unknown): Promise<{ offset: string }>;
+      }
+    ).produce.bind(w);
+    await produce(storeId, 'merch_preview', expiredId, {
+      id: expiredId,
+      rule,
+      created_at: new Date(Date.now() - 2 * 3_600_000).toISOString(),
+      expires_at: new Date(Date.now() - 3_600_000).toISOString(),
+    });
     // an expired preview is no longer served or listed, but its record stays until pruned
     expect((await cliJson<{ id: string }[]>('previews', 'list', storeId)).map((p) => p.id)).toEqual([live.preview_id]);
-    await eventually(async () => expect((await projected(storeId)).get(`merch_preview|${expiredId}`)).toMatchObject({ id: expiredId, rule: { name: 'Expired preview' } }));
+    await eventually(async () =>
+      expect((await projected(storeId)).get(`merch_preview|${expiredId}`)).toMatchObject({
+        id: expiredId,
+        rule: { name: 'Expired preview' },
+      }),
+    );
 
     const pruned = await cliJson<{ deleted: number }>('previews', 'prune', storeId);
     expect(pruned).toEqual({ store_id: storeId, deleted: 1 });
@@ -353,26 +585,46 @@ describe('admin CLI: curation, brand prompt, previews prune, import --prune, sho
 
     await eventually(async () => {
       const rows = await projected(storeId);
-      expect(rows.get('autocomplete_curation|cheap knockoff')).toEqual({ query: 'cheap knockoff', allowed: false, display_label: null });
-      expect(rows.get(`store|${storeId}`)).toMatchObject({ brand_prompt: 'Outdoor gear for rainy cities; never suggest knockoffs.' });
+      expect(rows.get('autocomplete_curation|cheap knockoff')).toEqual({
+        query: 'cheap knockoff',
+        allowed: false,
+        display_label: null,
+      });
+      expect(rows.get(`store|${storeId}`)).toMatchObject({
+        brand_prompt: 'Outdoor gear for rainy cities; never suggest knockoffs.',
+      });
       expect(rows.has(`merch_preview|${live.preview_id}`)).toBe(true);
       expect(rows.has(`merch_preview|${expiredId}`)).toBe(false);
     });
     // "" clears the brand prompt
     await cliJson('autocomplete', 'brand-prompt', storeId, '');
-    await eventually(async () => expect((await projected(storeId)).get(`store|${storeId}`)).toMatchObject({ brand_prompt: null }));
+    await eventually(async () =>
+      expect((await projected(storeId)).get(`store|${storeId}`)).toMatchObject({ brand_prompt: null }),
+    );
   }, 180_000);
 
   it('config import --store --prune tombstones what the document lacks; stores show counts; stores delete --yes → 401', async () => {
-    const source = await createTestStore({ name: 'Import source', items: { synonym: sampleItems().synonym, redirect_term: sampleItems().redirect_term } });
+    const source = await createTestStore({
+      name: 'Import source',
+      items: { synonym: sampleItems().synonym, redirect_term: sampleItems().redirect_term },
+    });
     const target = await createTestStore({
       name: 'Import target',
-      items: { synonym: [{ id: 'extra', type: 'two_way', terms: ['hoodie', 'sweatshirt'] }], sort_order: sampleItems().sort_order?.slice(0, 1) },
+      items: {
+        synonym: [{ id: 'extra', type: 'two_way', terms: ['hoodie', 'sweatshirt'] }],
+        sort_order: sampleItems().sort_order?.slice(0, 1),
+      },
     });
     const doc = path.join(tmp, 'prune-source.json');
     expect((await cli('config', 'export', source.storeId, '--out', doc)).code).toBe(0);
 
-    const imported = await cliJson<{ store_id: string; created: boolean; written: number; deleted: number; offset: string }>('config', 'import', doc, '--store', target.storeId, '--prune');
+    const imported = await cliJson<{
+      store_id: string;
+      created: boolean;
+      written: number;
+      deleted: number;
+      offset: string;
+    }>('config', 'import', doc, '--store', target.storeId, '--prune');
     // 2 synonyms + 1 redirect written; the target's own synonym and sort order tombstoned
     expect(imported).toMatchObject({ store_id: target.storeId, created: false, written: 3, deleted: 2 });
     await appliedByApp(imported.offset);
@@ -390,9 +642,16 @@ describe('admin CLI: curation, brand prompt, previews prune, import --prune, sho
     await cliJson('synonyms', 'put', target.storeId, '--id', 'kept', '--terms', 'cap,hat');
     const kept = await cliJson<{ deleted: number }>('config', 'import', doc, '--store', target.storeId);
     expect(kept).toMatchObject({ written: 3, deleted: 0 });
-    expect((await cliJson<{ id: string }[]>('synonyms', 'list', target.storeId)).map((x) => x.id).sort()).toEqual(['kept', 'pants', 'tees']);
+    expect((await cliJson<{ id: string }[]>('synonyms', 'list', target.storeId)).map((x) => x.id).sort()).toEqual([
+      'kept',
+      'pants',
+      'tees',
+    ]);
 
-    const shown = await cliJson<{ store: { storeId: string; name: string; status: string }; counts: Record<string, number> }>('stores', 'show', target.storeId);
+    const shown = await cliJson<{
+      store: { storeId: string; name: string; status: string };
+      counts: Record<string, number>;
+    }>('stores', 'show', target.storeId);
     expect(shown.store).toMatchObject({ storeId: target.storeId, name: 'Import source', status: 'active' });
     expect(shown.counts).toMatchObject({ synonym: 3, redirect_term: 1, sort_order: 0, market: 0, block: 0 });
     const human = await cli('stores', 'show', target.storeId);

@@ -36,7 +36,9 @@ afterAll(async () => {
 });
 
 const get = (path: string, token?: string, headers: Record<string, string> = {}) =>
-  fetch(`${base}${path}`, { headers: { accept: 'application/json', ...(token ? { 'x-storefront-access-token': token } : {}), ...headers } });
+  fetch(`${base}${path}`, {
+    headers: { accept: 'application/json', ...(token ? { 'x-storefront-access-token': token } : {}), ...headers },
+  });
 
 /** search request events as the search endpoint emits them: one per session, into storefront.requests.v1 */
 async function searchEvents(storeId: string, query: string, sessions: number, country = 'US'): Promise<number> {
@@ -66,7 +68,12 @@ async function searchEvents(storeId: string, query: string, sessions: number, co
 async function suggestions(token: string, query: string | null, headers: Record<string, string> = {}) {
   const r = await get(`/search/complete${query === null ? '' : `?query=${encodeURIComponent(query)}`}`, token, headers);
   expect(r.status).toBe(200);
-  return (await r.json()) as { matchedQueries: string[]; originalQuery: string | null; normalizedQuery: string | null; _meta: { redirect?: { url: string } } };
+  return (await r.json()) as {
+    matchedQueries: string[];
+    originalQuery: string | null;
+    normalizedQuery: string | null;
+    _meta: { redirect?: { url: string } };
+  };
 }
 
 async function pollUntil<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs: number): Promise<T> {
@@ -105,7 +112,13 @@ describe('authentication and headers', () => {
     expect(r.status).toBe(422);
     expect(r.headers.get('x-request-id')).toMatch(ULID);
     expect(r.headers.get('x-service-build')).toBe('test');
-    expect(await r.json()).toEqual({ error: { code: 'validation_failed', message: expect.any(String), fields: [{ path: 'query', message: 'at most 255 characters' }] } });
+    expect(await r.json()).toEqual({
+      error: {
+        code: 'validation_failed',
+        message: expect.any(String),
+        fields: [{ path: 'query', message: 'at most 255 characters' }],
+      },
+    });
     // the limit counts code points: 255 emoji pass, 256 do not
     expect((await get(`/search/complete?query=${encodeURIComponent('🧦'.repeat(255))}`, token)).status).toBe(200);
     expect((await get(`/search/complete?query=${encodeURIComponent('🧦'.repeat(256))}`, token)).status).toBe(422);
@@ -128,7 +141,9 @@ describe('authentication and headers', () => {
     let limited: Response | undefined;
     let sent = 0;
     while (!limited && sent < 5_000) {
-      const round = await Promise.all(Array.from({ length: 25 }, () => get('/sort-orders', token, { 'x-forwarded-for': ip })));
+      const round = await Promise.all(
+        Array.from({ length: 25 }, () => get('/sort-orders', token, { 'x-forwarded-for': ip })),
+      );
       sent += round.length;
       for (const r of round) {
         if (r.status === 429 && !limited) limited = r;
@@ -164,7 +179,11 @@ describe('sort orders', () => {
       items: {
         sort_order: [
           { code: 'newest', nickname: 'Newest', expressions: [{ attribute: 'published_at', direction: 'desc' }] },
-          { code: 'price_asc', nickname: 'Price, low to high', expressions: [{ attribute: 'price', direction: 'asc' }] },
+          {
+            code: 'price_asc',
+            nickname: 'Price, low to high',
+            expressions: [{ attribute: 'price', direction: 'asc' }],
+          },
         ],
       },
     });
@@ -183,13 +202,24 @@ describe('sort orders', () => {
 describe('autocomplete over the real trending pipeline', () => {
   it('query echo: originalQuery exactly as sent, normalizedQuery lower-cased and trimmed; null when too short or omitted', async () => {
     const { token } = await createTestStore({ name: 'sf echo' });
-    expect(await suggestions(token, '  Red <b>DRESS</b> ')).toMatchObject({ originalQuery: '  Red <b>DRESS</b> ', normalizedQuery: 'red dress' });
+    expect(await suggestions(token, '  Red <b>DRESS</b> ')).toMatchObject({
+      originalQuery: '  Red <b>DRESS</b> ',
+      normalizedQuery: 'red dress',
+    });
     expect(await suggestions(token, ' a ')).toMatchObject({ originalQuery: null, normalizedQuery: null });
-    expect(await suggestions(token, null)).toEqual({ matchedQueries: [], originalQuery: null, normalizedQuery: null, _meta: {} });
+    expect(await suggestions(token, null)).toEqual({
+      matchedQueries: [],
+      originalQuery: null,
+      normalizedQuery: null,
+      _meta: {},
+    });
   });
 
   it('redirect terms put _meta.redirect.url on a matching query only', async () => {
-    const { token } = await createTestStore({ name: 'sf redirect', items: { redirect_term: [{ term: 'Gift Cards', url: '/pages/gift-cards' }] } });
+    const { token } = await createTestStore({
+      name: 'sf redirect',
+      items: { redirect_term: [{ term: 'Gift Cards', url: '/pages/gift-cards' }] },
+    });
     expect((await suggestions(token, 'gift cards'))._meta).toEqual({ redirect: { url: '/pages/gift-cards' } });
     expect((await suggestions(token, 'GIFT   cards '))._meta).toEqual({ redirect: { url: '/pages/gift-cards' } });
     expect((await suggestions(token, 'gift'))._meta).toEqual({});
@@ -198,12 +228,21 @@ describe('autocomplete over the real trending pipeline', () => {
   it('a burst of searches from 25 sessions for a new query becomes a suggestion for its prefix (live deltas); curation and trending apply', async () => {
     const { storeId, token } = await createTestStore({
       name: 'sf freshness',
-      items: { autocomplete_curation: [{ query: 'cheap knockoff parka', allowed: false, display_label: null }, { query: 'alpine parkas', allowed: true, display_label: 'Alpine Parka Collection' }] },
+      items: {
+        autocomplete_curation: [
+          { query: 'cheap knockoff parka', allowed: false, display_label: null },
+          { query: 'alpine parkas', allowed: true, display_label: 'Alpine Parka Collection' },
+        ],
+      },
     });
     const tag = `q${Date.now().toString(36)}`;
     const query = `${tag} parka`;
     const ackedAt = await searchEvents(storeId, query, 25);
-    const r = await pollUntil(() => suggestions(token, tag.slice(0, 4)), (v) => v.matchedQueries.includes(query), 10_000);
+    const r = await pollUntil(
+      () => suggestions(token, tag.slice(0, 4)),
+      (v) => v.matchedQueries.includes(query),
+      10_000,
+    );
     const latency = Date.now() - ackedAt;
     expect(r.matchedQueries).toContain(query);
     // a figure for the report, not an assertion (bench/autocomplete.ts measures p50/p95)
@@ -213,9 +252,17 @@ describe('autocomplete over the real trending pipeline', () => {
     await searchEvents(storeId, 'alpine parkas', 3);
     await searchEvents(storeId, 'alpine parka', 2);
     await searchEvents(storeId, 'cheap knockoff parka', 30);
-    const al = await pollUntil(() => suggestions(token, 'alp'), (v) => v.matchedQueries.length > 0, 10_000);
+    const al = await pollUntil(
+      () => suggestions(token, 'alp'),
+      (v) => v.matchedQueries.length > 0,
+      10_000,
+    );
     expect(al.matchedQueries).toEqual(['Alpine Parka Collection']);
-    const top = await pollUntil(() => suggestions(token, 'p'), (v) => v.matchedQueries.length >= 2, 10_000);
+    const top = await pollUntil(
+      () => suggestions(token, 'p'),
+      (v) => v.matchedQueries.length >= 2,
+      10_000,
+    );
     // under 2 characters → the store's top trending queries, with curation applied (the knockoff is suppressed)
     expect(top.originalQuery).toBeNull();
     expect(top.matchedQueries).toEqual([query, 'Alpine Parka Collection']);
@@ -237,13 +284,21 @@ describe('autocomplete over the real trending pipeline', () => {
     const events = [search('s-1'), search('s-2'), ...Array.from({ length: 10 }, () => search('s-3'))];
     const r = await fetch(`${stack().httpUrl}/beacon`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-storefront-access-token': token, 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0' },
+      headers: {
+        'content-type': 'application/json',
+        'x-storefront-access-token': token,
+        'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0',
+      },
       body: JSON.stringify({ events }),
     });
     expect(r.status).toBe(201);
     await searchEvents(storeId, `${tag} mitts`, 4);
     // votes arrive chunk by chunk: wait for the settled order (4 voters above 3), then check the counts
-    const got = await pollUntil(() => suggestions(token, tag), (v) => v.matchedQueries[0] === `${tag} mitts` && v.matchedQueries.length === 2, 10_000);
+    const got = await pollUntil(
+      () => suggestions(token, tag),
+      (v) => v.matchedQueries[0] === `${tag} mitts` && v.matchedQueries.length === 2,
+      10_000,
+    );
     const votes = await sql<{ query: string; country: string; votes: string }>(
       'SELECT query, country, uniqExactMerge(voters) AS votes FROM trending_queries WHERE store_id = {s:String} GROUP BY query, country ORDER BY query',
       { s: storeId },
@@ -259,7 +314,11 @@ describe('autocomplete over the real trending pipeline', () => {
     const { storeId, token } = await createTestStore({ name: 'sf regional' });
     await searchEvents(storeId, 'zebra print', 40, 'US');
     // France has no history of its own: the store-wide set
-    const fromFr = await pollUntil(() => suggestions(token, 'ze', { 'x-country-code': 'FR' }), (v) => v.matchedQueries[0] === 'zebra print', 10_000);
+    const fromFr = await pollUntil(
+      () => suggestions(token, 'ze', { 'x-country-code': 'FR' }),
+      (v) => v.matchedQueries[0] === 'zebra print',
+      10_000,
+    );
     expect(fromFr.matchedQueries).toEqual(['zebra print']);
     // Germany gets 10 distinct queries (the threshold): from then on its own set, without zebra print
     const de = Array.from({ length: 10 }, (_, i) => `zelt modell ${String.fromCharCode(97 + i)}`);
@@ -288,7 +347,8 @@ describe('request events', () => {
   it('land in storefront.requests.v1: one per request, request_id = x-request-id, with device type, counts and context', async () => {
     const { storeId, token } = await createTestStore({ name: 'sf events' });
     const r = await get('/search/complete?query=Linen%20Shirts', token, {
-      'user-agent': 'Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+      'user-agent':
+        'Mozilla/5.0 (iPad; CPU OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
       'x-requested-with': 'co.tapcart.app',
       'x-country-code': 'NL',
     });

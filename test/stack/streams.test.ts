@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, stack } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore } from '../helpers/stores.ts';
 
-const UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const UA =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 
 async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -62,7 +63,9 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
     await beacon([s1[1]]);
 
     const rows = await until(async () => {
-      const r = await sql<{ n: number }>('SELECT count() AS n FROM events_raw WHERE store_id = {s:String}', { s: storeId });
+      const r = await sql<{ n: number }>('SELECT count() AS n FROM events_raw WHERE store_id = {s:String}', {
+        s: storeId,
+      });
       return r[0].n >= 6 ? r : undefined;
     });
     expect(rows[0].n).toBe(6);
@@ -80,15 +83,21 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
       { a: '502', b: '502', n: 2 },
     ]);
     expect(
-      await sql('SELECT query, toString(product_id) AS p, sum(sessions) AS n FROM searched_then_viewed WHERE store_id = {s:String} GROUP BY query, p ORDER BY p', { s: storeId }),
+      await sql(
+        'SELECT query, toString(product_id) AS p, sum(sessions) AS n FROM searched_then_viewed WHERE store_id = {s:String} GROUP BY query, p ORDER BY p',
+        { s: storeId },
+      ),
     ).toEqual([
       { query: 'wool socks', p: '501', n: 1 },
       { query: 'wool socks', p: '502', n: 1 },
     ]);
     expect(
-      await sql('SELECT toString(product_id) AS p, sum(views) AS v, sum(add_to_carts) AS c FROM product_daily_engagement WHERE store_id = {s:String} GROUP BY p ORDER BY p', {
-        s: storeId,
-      }),
+      await sql(
+        'SELECT toString(product_id) AS p, sum(views) AS v, sum(add_to_carts) AS c FROM product_daily_engagement WHERE store_id = {s:String} GROUP BY p ORDER BY p',
+        {
+          s: storeId,
+        },
+      ),
     ).toEqual([
       { p: '501', v: 2, c: 0 },
       { p: '502', v: 2, c: 1 },
@@ -109,9 +118,24 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
   });
 
   it('counts a client retry once even after Redis forgot every dedup mark (the processors check their ledger)', async () => {
-    const view = { event_id: ulid(), event_type: 'product_view', timestamp: new Date().toISOString(), session_id: 'forgetful', product_id: 777 };
+    const view = {
+      event_id: ulid(),
+      event_type: 'product_view',
+      timestamp: new Date().toISOString(),
+      session_id: 'forgetful',
+      product_id: 777,
+    };
     await beacon([view]);
-    await until(async () => ((await sql<{ n: number }>('SELECT count() AS n FROM events_raw WHERE store_id = {s:String} AND product_id = 777', { s: storeId }))[0].n ? true : undefined));
+    await until(async () =>
+      (
+        await sql<{ n: number }>(
+          'SELECT count() AS n FROM events_raw WHERE store_id = {s:String} AND product_id = 777',
+          { s: storeId },
+        )
+      )[0].n
+        ? true
+        : undefined,
+    );
     // Redis loses what it knew of this event: the beacon's mark, the processor's claim and the epoch marker
     const redis = new Redis(stack().redisUrl);
     try {
@@ -120,7 +144,8 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
       await redis.del(...keys);
       // the beacon's mark is a member of one of the store's dedup bucket sets
       let removed = 0;
-      for (const bucket of await redis.keys(`dedup:{${storeId}}:bucket:*`)) removed += await redis.srem(bucket, view.event_id);
+      for (const bucket of await redis.keys(`dedup:{${storeId}}:bucket:*`))
+        removed += await redis.srem(bucket, view.event_id);
       expect(removed).toBe(1);
     } finally {
       redis.disconnect();
@@ -129,9 +154,25 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
     // a marker event behind the retry in the same session (same partition): once it is in, the retry was processed
     const marker = { ...view, event_id: ulid(), product_id: 778 };
     await beacon([marker]);
-    await until(async () => ((await sql<{ n: number }>('SELECT count() AS n FROM events_raw WHERE store_id = {s:String} AND product_id = 778', { s: storeId }))[0].n ? true : undefined));
-    expect(await sql('SELECT count() AS n FROM events_raw WHERE store_id = {s:String} AND product_id = 777', { s: storeId })).toEqual([{ n: 1 }]);
-    expect(await sql('SELECT sum(views) AS v FROM product_daily_engagement WHERE store_id = {s:String} AND product_id = 777', { s: storeId })).toEqual([{ v: 1 }]);
+    await until(async () =>
+      (
+        await sql<{ n: number }>(
+          'SELECT count() AS n FROM events_raw WHERE store_id = {s:String} AND product_id = 778',
+          { s: storeId },
+        )
+      )[0].n
+        ? true
+        : undefined,
+    );
+    expect(
+      await sql('SELECT count() AS n FROM events_raw WHERE store_id = {s:String} AND product_id = 777', { s: storeId }),
+    ).toEqual([{ n: 1 }]);
+    expect(
+      await sql(
+        'SELECT sum(views) AS v FROM product_daily_engagement WHERE store_id = {s:String} AND product_id = 777',
+        { s: storeId },
+      ),
+    ).toEqual([{ v: 1 }]);
     const metrics = await (await fetch(`${stack().httpUrl}/metrics`)).text();
     expect(metrics).toMatch(/stream_messages_total\{processor="events",mode="live",outcome="duplicate"\} [1-9]/);
   });
@@ -140,18 +181,36 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
     const url = `${stack().httpUrl}/internal/replay`;
     const noToken = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(noToken.status).toBe(401);
-    const wrong = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer nope' }, body: '{}' });
+    const wrong = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer nope' },
+      body: '{}',
+    });
     expect(wrong.status).toBe(401);
     const tokenFile = readFileSync(path.join(stack().dataDir, 'replay.token'), 'utf8').trim();
     const auth = { 'content-type': 'application/json', authorization: `Bearer ${tokenFile}` };
     const bad = await fetch(url, { method: 'POST', headers: auth, body: JSON.stringify({ processor: 'events' }) });
     expect(bad.status).toBe(422);
-    expect(((await bad.json()) as { error: { fields: { path: string }[] } }).error.fields.map((f) => f.path)).toEqual(['from']);
-    const badFrom = await fetch(url, { method: 'POST', headers: auth, body: JSON.stringify({ processor: 'events', from: 'last tuesday' }) });
+    expect(((await bad.json()) as { error: { fields: { path: string }[] } }).error.fields.map((f) => f.path)).toEqual([
+      'from',
+    ]);
+    const badFrom = await fetch(url, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ processor: 'events', from: 'last tuesday' }),
+    });
     expect(badFrom.status).toBe(422);
-    const unknown = await fetch(url, { method: 'POST', headers: auth, body: JSON.stringify({ processor: 'nope', from: 'earliest' }) });
+    const unknown = await fetch(url, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ processor: 'nope', from: 'earliest' }),
+    });
     expect(unknown.status).toBe(422);
-    const partial = await fetch(url, { method: 'POST', headers: auth, body: JSON.stringify({ processor: 'events', from: '2026-01-01T00:00:00Z', swap: true }) });
+    const partial = await fetch(url, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ processor: 'events', from: '2026-01-01T00:00:00Z', swap: true }),
+    });
     expect(partial.status).toBe(422);
   });
 });

@@ -34,11 +34,20 @@ describe('app restart', () => {
       LOG_LEVEL: 'warn',
       SERVICE_BUILD: 'test',
     };
-    const config = loadConfig({ ...process.env, ...env, KAFKA_BROKERS: '', REDIS_URL: '', CLICKHOUSE_URL: '', SCHEMA_REGISTRY_URL: '' });
+    const config = loadConfig({
+      ...process.env,
+      ...env,
+      KAFKA_BROKERS: '',
+      REDIS_URL: '',
+      CLICKHOUSE_URL: '',
+      SCHEMA_REGISTRY_URL: '',
+    });
     const logs: string[] = [];
-    const start = () => startStack(config, { output: (c, line) => logs.push(`[${c}] ${line}`), appEnv: env, startTimeoutMs: 120_000 });
+    const start = () =>
+      startStack(config, { output: (c, line) => logs.push(`[${c}] ${line}`), appEnv: env, startTimeoutMs: 120_000 });
     const base = `http://127.0.0.1:${http}`;
-    const whoami = (token: string) => fetch(`${base}/internal/store-config/whoami`, { headers: { 'x-storefront-access-token': token } });
+    const whoami = (token: string) =>
+      fetch(`${base}/internal/store-config/whoami`, { headers: { 'x-storefront-access-token': token } });
     const projected = async (storeId: string) => {
       const r = await fetch(`http://127.0.0.1:${ch}/?param_store=${storeId}`, {
         method: 'POST',
@@ -49,7 +58,11 @@ describe('app restart', () => {
     };
 
     stack = await start();
-    const writer = openConfigWriter({ brokers: [`127.0.0.1:${kafka}`], registryUrl: `http://127.0.0.1:${registry}`, logger: pino({ level: 'error' }) });
+    const writer = openConfigWriter({
+      brokers: [`127.0.0.1:${kafka}`],
+      registryUrl: `http://127.0.0.1:${registry}`,
+      logger: pino({ level: 'error' }),
+    });
     const a = await writer.createStore({ name: 'Restart A' });
     const b = await writer.createStore({ name: 'Restart B' });
     const samples = sampleItems();
@@ -60,13 +73,24 @@ describe('app restart', () => {
     const extra = await writer.issueToken(a.storeId, 'second');
     const last = await writer.revokeToken(a.storeId, a.tokenId);
     await writer.close();
-    const caught = await (await fetch(`${base}/internal/store-config/caught-up?offset=${last.offset}&wait_ms=10000`)).json();
+    const caught = await (
+      await fetch(`${base}/internal/store-config/caught-up?offset=${last.offset}&wait_ms=10000`)
+    ).json();
     expect(caught).toMatchObject({ caught_up: true });
     expect((await whoami(extra.token)).status).toBe(200);
     expect((await whoami(a.token)).status).toBe(401);
     expect((await whoami(b.token)).status).toBe(402);
     // the projection is written just after the in-memory state
-    const sunk = async () => Number((await (await fetch(`http://127.0.0.1:${ch}/?query=${encodeURIComponent('SELECT max(`offset`) FROM discovery.store_config')}`)).text()).trim());
+    const sunk = async () =>
+      Number(
+        (
+          await (
+            await fetch(
+              `http://127.0.0.1:${ch}/?query=${encodeURIComponent('SELECT max(`offset`) FROM discovery.store_config')}`,
+            )
+          ).text()
+        ).trim(),
+      );
     for (let i = 0; i < 150 && (await sunk()) < Number(last.offset); i++) await new Promise((r) => setTimeout(r, 100));
     expect(await sunk()).toBe(Number(last.offset));
     const before = await projected(a.storeId);

@@ -15,7 +15,13 @@ import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import { createEnvelopeCodec } from '../../services/store-config/codec.ts';
 import { type RunningSchemaRegistry, startSchemaRegistry } from '../../services/schema-registry/index.ts';
 import { ConfigDirectory } from '../../services/store-config/directory.ts';
-import { ConfigInputError, type ConfigWriter, EXPORTED_KINDS, NotFoundError, openConfigWriter } from '../../services/store-config/writer.ts';
+import {
+  ConfigInputError,
+  type ConfigWriter,
+  EXPORTED_KINDS,
+  NotFoundError,
+  openConfigWriter,
+} from '../../services/store-config/writer.ts';
 import { privateDb } from '../helpers/chdb.ts';
 import { SAMPLE_BLOCK_ID, SAMPLE_FALLBACK_BLOCK_ID, sampleItems } from '../helpers/stores.ts';
 
@@ -30,7 +36,13 @@ let registry: RunningSchemaRegistry;
 
 function newDirectory(b: Broker, withDb = true): ConfigDirectory {
   const kafka = createKafka([`127.0.0.1:${b.port}`], 'test-directory', logger);
-  return new ConfigDirectory({ kafka, topic: TOPIC, codec: createEnvelopeCodec({ registryUrl: registry.url, topic: TOPIC }), logger, db: withDb ? db : undefined });
+  return new ConfigDirectory({
+    kafka,
+    topic: TOPIC,
+    codec: createEnvelopeCodec({ registryUrl: registry.url, topic: TOPIC }),
+    logger,
+    db: withDb ? db : undefined,
+  });
 }
 
 beforeAll(async () => {
@@ -64,11 +76,24 @@ describe('tokens and store status', () => {
     expect(created.token).toMatch(/^sfat_[A-Za-z0-9_-]{43}$/);
     await seen(created);
     const ok = directory.authenticate(created.token);
-    expect(ok).toMatchObject({ ok: true, store: { storeId: created.storeId, name: 'Auth store', status: 'active', marketMode: 'ignore', autocompleteMode: 'per_region' } });
+    expect(ok).toMatchObject({
+      ok: true,
+      store: {
+        storeId: created.storeId,
+        name: 'Auth store',
+        status: 'active',
+        marketMode: 'ignore',
+        autocompleteMode: 'per_region',
+      },
+    });
 
     expect(directory.authenticate(undefined)).toMatchObject({ ok: false, status: 401, code: 'missing_token' });
     expect(directory.authenticate('')).toMatchObject({ ok: false, status: 401, code: 'missing_token' });
-    expect(directory.authenticate(`${created.token}x`)).toMatchObject({ ok: false, status: 401, code: 'invalid_token' });
+    expect(directory.authenticate(`${created.token}x`)).toMatchObject({
+      ok: false,
+      status: 401,
+      code: 'invalid_token',
+    });
     expect(directory.authenticate('x'.repeat(10_000))).toMatchObject({ ok: false, status: 401, code: 'invalid_token' });
 
     await seen(await writer.suspendStore(created.storeId));
@@ -97,7 +122,10 @@ describe('tokens and store status', () => {
   it('refuses a duplicate store id and names the field', async () => {
     const a = await writer.createStore({ name: 'dup', storeId: `dup-${process.pid}` });
     await seen(a);
-    await expect(writer.createStore({ name: 'dup', storeId: a.storeId })).rejects.toMatchObject({ name: 'ConfigInputError', issues: [{ path: 'store_id' }] });
+    await expect(writer.createStore({ name: 'dup', storeId: a.storeId })).rejects.toMatchObject({
+      name: 'ConfigInputError',
+      issues: [{ path: 'store_id' }],
+    });
     await expect(writer.createStore({ name: 'bad', storeId: 'has|pipe' })).rejects.toBeInstanceOf(ConfigInputError);
   });
 });
@@ -110,14 +138,37 @@ describe('configuration items', () => {
 
   it('writes every kind and reads it back validated and typed', async () => {
     const samples = sampleItems();
-    for (const kind of ['market', 'sort_order', 'block', 'merch_rule', 'search_rule', 'redirect_term', 'synonym', 'variant_breakout', 'autocomplete_curation', 'b2b_company_location', 'b2b_customer', 'ranking_rule'] as ConfigKind[]) {
+    for (const kind of [
+      'market',
+      'sort_order',
+      'block',
+      'merch_rule',
+      'search_rule',
+      'redirect_term',
+      'synonym',
+      'variant_breakout',
+      'autocomplete_curation',
+      'b2b_company_location',
+      'b2b_customer',
+      'ranking_rule',
+    ] as ConfigKind[]) {
       for (const item of samples[kind] ?? []) await writer.putConfig(storeId, kind, item);
     }
-    const preview = await writer.putConfig(storeId, 'merch_preview', { rule: { ...samples.merch_rule?.[0], id: null } });
+    const preview = await writer.putConfig(storeId, 'merch_preview', {
+      rule: { ...samples.merch_rule?.[0], id: null },
+    });
     await seen(preview);
 
     expect(directory.items(storeId, 'market')).toEqual([
-      { code: 'us', name: 'United States', market_id: '1001', gid: 'gid://shopify/Market/1001', countries: ['US'], currency: 'USD', price_list_id: null },
+      {
+        code: 'us',
+        name: 'United States',
+        market_id: '1001',
+        gid: 'gid://shopify/Market/1001',
+        countries: ['US'],
+        currency: 'USD',
+        price_list_id: null,
+      },
     ]);
     expect(directory.items(storeId, 'sort_order').map((s) => s.code)).toEqual(['best_selling', 'newest']);
     const block = directory.item(storeId, 'block', SAMPLE_BLOCK_ID);
@@ -129,14 +180,43 @@ describe('configuration items', () => {
       safeguards: { min_products: 2, max_products: 8 },
       fallback: [{ block_id: SAMPLE_FALLBACK_BLOCK_ID, mode: 'fill' }],
     });
-    expect(directory.item(storeId, 'block', SAMPLE_FALLBACK_BLOCK_ID)).toMatchObject({ strategy_type: 'popularity', status: 'published', safeguards: { min_products: 1, max_products: 24 } });
-    expect(directory.items(storeId, 'merch_rule')[0].banners[0]).toMatchObject({ mode: 'inject', sort_index: 0, banner_type: 'link' });
-    expect(directory.items(storeId, 'search_rule')[0].actions).toEqual([{ type: 'replace_query', query: 'trainers' }, { type: 'future_action', anything: 1 }]);
-    expect(directory.items(storeId, 'redirect_term')).toEqual([{ term: 'gift cards', url: '/products/gift-card', match: 'exact' }]);
-    expect(directory.item(storeId, 'synonym', 'pants')).toEqual({ id: 'pants', type: 'one_way', term: 'pants', synonyms: ['trousers', 'chinos'] });
-    expect(directory.item(storeId, 'variant_breakout', 'color')).toMatchObject({ option_code: 'color', applies: 'collections', include_option_value_in_title: false });
-    expect(directory.item(storeId, 'autocomplete_curation', 'tshirt')).toEqual({ query: 'tshirt', allowed: true, display_label: 'T-shirts' });
-    expect(directory.item(storeId, 'b2b_company_location', '555')).toMatchObject({ company_id: '77', catalog_id: 'catalog-b2b' });
+    expect(directory.item(storeId, 'block', SAMPLE_FALLBACK_BLOCK_ID)).toMatchObject({
+      strategy_type: 'popularity',
+      status: 'published',
+      safeguards: { min_products: 1, max_products: 24 },
+    });
+    expect(directory.items(storeId, 'merch_rule')[0].banners[0]).toMatchObject({
+      mode: 'inject',
+      sort_index: 0,
+      banner_type: 'link',
+    });
+    expect(directory.items(storeId, 'search_rule')[0].actions).toEqual([
+      { type: 'replace_query', query: 'trainers' },
+      { type: 'future_action', anything: 1 },
+    ]);
+    expect(directory.items(storeId, 'redirect_term')).toEqual([
+      { term: 'gift cards', url: '/products/gift-card', match: 'exact' },
+    ]);
+    expect(directory.item(storeId, 'synonym', 'pants')).toEqual({
+      id: 'pants',
+      type: 'one_way',
+      term: 'pants',
+      synonyms: ['trousers', 'chinos'],
+    });
+    expect(directory.item(storeId, 'variant_breakout', 'color')).toMatchObject({
+      option_code: 'color',
+      applies: 'collections',
+      include_option_value_in_title: false,
+    });
+    expect(directory.item(storeId, 'autocomplete_curation', 'tshirt')).toEqual({
+      query: 'tshirt',
+      allowed: true,
+      display_label: 'T-shirts',
+    });
+    expect(directory.item(storeId, 'b2b_company_location', '555')).toMatchObject({
+      company_id: '77',
+      catalog_id: 'catalog-b2b',
+    });
     expect(directory.item(storeId, 'b2b_customer', '9001')).toEqual({ customer_id: '9001', company_ids: ['77'] });
     expect(directory.items(storeId, 'ranking_rule')[0]).toMatchObject({ queries: ['boots'], type: 'pin' });
     const p = directory.item(storeId, 'merch_preview', preview.itemId);
@@ -153,11 +233,25 @@ describe('configuration items', () => {
     expect(err.issues.map((i) => i.path).sort()).toEqual(['code', 'expressions', 'nickname']);
 
     const dangling = await writer
-      .putConfig(storeId, 'block', { id: '01JD00000000000000000000ZZ', title: 'x', anchor_type: 'home', strategy_key: 'trending_now', fallback: [{ block_id: '01JD00000000000000000000YY' }] })
+      .putConfig(storeId, 'block', {
+        id: '01JD00000000000000000000ZZ',
+        title: 'x',
+        anchor_type: 'home',
+        strategy_key: 'trending_now',
+        fallback: [{ block_id: '01JD00000000000000000000YY' }],
+      })
       .catch((e) => e);
-    expect(dangling).toMatchObject({ issues: [{ path: 'fallback[0].block_id', message: expect.stringContaining('does not exist') }] });
+    expect(dangling).toMatchObject({
+      issues: [{ path: 'fallback[0].block_id', message: expect.stringContaining('does not exist') }],
+    });
 
-    const wrongType = validateConfig('block', { id: SAMPLE_BLOCK_ID, title: 'x', anchor_type: 'product', strategy_type: 'similarity', strategy_key: 'customers_also_viewed' });
+    const wrongType = validateConfig('block', {
+      id: SAMPLE_BLOCK_ID,
+      title: 'x',
+      anchor_type: 'product',
+      strategy_type: 'similarity',
+      strategy_key: 'customers_also_viewed',
+    });
     expect(wrongType).toMatchObject({ ok: false, issues: [{ path: 'strategy_type' }] });
     const tooManyBanners = validateConfig('merch_rule', {
       id: '01JD0000000000000000000010',
@@ -165,12 +259,21 @@ describe('configuration items', () => {
       collection_handle: 'shoes',
       banners: Array.from({ length: 6 }, () => sampleItems().merch_rule?.[0].banners?.[0]),
     });
-    expect(tooManyBanners).toMatchObject({ ok: false, issues: [{ path: 'banners', message: 'at most 5 banners per rule' }] });
-    await expect(writer.putConfig('no-such-store', 'synonym', { id: 'a', type: 'two_way', terms: ['a', 'b'] })).rejects.toBeInstanceOf(NotFoundError);
+    expect(tooManyBanners).toMatchObject({
+      ok: false,
+      issues: [{ path: 'banners', message: 'at most 5 banners per rule' }],
+    });
+    await expect(
+      writer.putConfig('no-such-store', 'synonym', { id: 'a', type: 'two_way', terms: ['a', 'b'] }),
+    ).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('deletes an item with a tombstone', async () => {
-    const w = await writer.putConfig(storeId, 'synonym', { id: 'to-delete', type: 'two_way', terms: ['hoodie', 'sweatshirt'] });
+    const w = await writer.putConfig(storeId, 'synonym', {
+      id: 'to-delete',
+      type: 'two_way',
+      terms: ['hoodie', 'sweatshirt'],
+    });
     await seen(w);
     expect(directory.item(storeId, 'synonym', 'to-delete')).toBeDefined();
     const changes: string[] = [];
@@ -184,7 +287,14 @@ describe('configuration items', () => {
   });
 
   it('exports and imports into a new store with the same configuration', async () => {
-    await seen(await writer.updateStore(storeId, { primary_market: 'us', market_mode: 'strict', autocomplete_mode: 'global', media_preloads: { srcset_sizes: [400, 800] } }));
+    await seen(
+      await writer.updateStore(storeId, {
+        primary_market: 'us',
+        market_mode: 'strict',
+        autocomplete_mode: 'global',
+        media_preloads: { srcset_sizes: [400, 800] },
+      }),
+    );
     await writer.putConfig(storeId, 'webhook_secret', { id: 'hook-1', secret: 'a-very-secret-webhook-key' });
     const doc = await writer.exportConfig(storeId);
     expect(doc.items.webhook_secret).toBeUndefined();
@@ -197,25 +307,40 @@ describe('configuration items', () => {
     await seen(imported as { partition: number; offset: string });
     expect(directory.authenticate(imported.token)).toMatchObject({
       ok: true,
-      store: { storeId: imported.storeId, name: 'Imported copy', primaryMarket: 'us', marketMode: 'strict', autocompleteMode: 'global', mediaPreloads: { srcsetSizes: [400, 800] } },
+      store: {
+        storeId: imported.storeId,
+        name: 'Imported copy',
+        primaryMarket: 'us',
+        marketMode: 'strict',
+        autocompleteMode: 'global',
+        mediaPreloads: { srcsetSizes: [400, 800] },
+      },
     });
     const again = await writer.exportConfig(imported.storeId);
     expect(again.items).toEqual(doc.items);
     expect({ ...again.store, name: 'x' }).toEqual({ ...doc.store, name: 'x' });
-    for (const kind of EXPORTED_KINDS) expect(directory.items(imported.storeId, kind)).toEqual(directory.items(storeId, kind));
+    for (const kind of EXPORTED_KINDS)
+      expect(directory.items(imported.storeId, kind)).toEqual(directory.items(storeId, kind));
 
     // a document with a bad item is refused as a whole, naming the item's field
     const broken = JSON.parse(JSON.stringify(doc));
     broken.items.sort_order[0].scope = 'everywhere';
     const refused = await writer.importConfig(broken).catch((e) => e);
     expect(refused).toBeInstanceOf(ConfigInputError);
-    expect(refused.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'items.sort_order[0].scope' })]));
+    expect(refused.issues).toEqual(
+      expect.arrayContaining([expect.objectContaining({ path: 'items.sort_order[0].scope' })]),
+    );
   });
 
   it('refuses to delete what other items still use', async () => {
-    const used = async (kind: ConfigKind, id: string) => ((await writer.deleteConfig(storeId, kind, id).catch((e) => e)) as ConfigInputError).issues?.map((i) => i.message);
+    const used = async (kind: ConfigKind, id: string) =>
+      ((await writer.deleteConfig(storeId, kind, id).catch((e) => e)) as ConfigInputError).issues?.map(
+        (i) => i.message,
+      );
     expect(await used('sort_order', 'best_selling')).toEqual(['still used by merch_rule 01JD0000000000000000000010']);
-    expect(await used('block', SAMPLE_FALLBACK_BLOCK_ID)).toEqual([`still used by block ${SAMPLE_BLOCK_ID} (fallback)`]);
+    expect(await used('block', SAMPLE_FALLBACK_BLOCK_ID)).toEqual([
+      `still used by block ${SAMPLE_BLOCK_ID} (fallback)`,
+    ]);
     expect(await used('market', 'us')).toEqual([expect.stringContaining("the store's primary_market")]);
     expect(directory.item(storeId, 'sort_order', 'best_selling')).toBeDefined();
   });
@@ -231,7 +356,10 @@ describe('configuration items', () => {
     expect(keys).toContain(`store|${storeId}`);
     expect(keys).not.toContain('synonym|to-delete');
     // secrets stay out of the analysts' copy
-    expect(JSON.parse(rows.find((r) => r.kind === 'webhook_secret')?.payload ?? '{}')).toMatchObject({ id: 'hook-1', secret: '[redacted]' });
+    expect(JSON.parse(rows.find((r) => r.kind === 'webhook_secret')?.payload ?? '{}')).toMatchObject({
+      id: 'hook-1',
+      secret: '[redacted]',
+    });
     expect(JSON.stringify(rows)).not.toContain('a-very-secret-webhook-key');
     expect(directory.item(storeId, 'webhook_secret', 'hook-1')?.secret).toBe('a-very-secret-webhook-key');
     const market = rows.find((r) => r.kind === 'market');
@@ -247,12 +375,19 @@ describe('configuration items', () => {
 describe('restart', () => {
   it('rebuilds the same state from the compacted topic after a broker and directory restart, without duplicating ClickHouse rows', async () => {
     const snapshot = (d: ConfigDirectory) =>
-      d.listStores().map((s) => ({ s, items: Object.fromEntries(CONFIG_KINDS.map((k) => [k, d.items(s.storeId, k).map((v) => itemIdOf(k, v))])) }));
+      d.listStores().map((s) => ({
+        s,
+        items: Object.fromEntries(CONFIG_KINDS.map((k) => [k, d.items(s.storeId, k).map((v) => itemIdOf(k, v))])),
+      }));
     const before = snapshot(directory);
     expect(before.length).toBeGreaterThanOrEqual(4);
-    const current = () => db.query('SELECT store_id, kind, item_id, version, payload FROM store_config_current ORDER BY store_id, kind, item_id');
+    const current = () =>
+      db.query(
+        'SELECT store_id, kind, item_id, version, payload FROM store_config_current ORDER BY store_id, kind, item_id',
+      );
     const beforeRows = await current();
-    const sunk = async () => (await registry_.getSingleMetric('store_config_sink_rows_total')?.get())?.values[0]?.value ?? 0;
+    const sunk = async () =>
+      (await registry_.getSingleMetric('store_config_sink_rows_total')?.get())?.values[0]?.value ?? 0;
     const sunkBefore = await sunk();
     await writer.close();
     await directory.stop();
@@ -270,7 +405,9 @@ describe('restart', () => {
     // same projection; the replay inserted no rows (the sink resumes after the last offset in the table)
     expect(await current()).toEqual(beforeRows);
     expect(await sunk()).toBe(sunkBefore);
-    const dup = await db.query<{ n: number }>('SELECT count() - uniqExact(`partition`, `offset`) AS n FROM store_config');
+    const dup = await db.query<{ n: number }>(
+      'SELECT count() - uniqExact(`partition`, `offset`) AS n FROM store_config',
+    );
     expect(Number(dup[0].n)).toBe(0);
     writer = openConfigWriter({ brokers: [`127.0.0.1:${broker.port}`], registryUrl: registry.url, logger });
   });

@@ -1,12 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { AutocompleteIndex, buildCuration, SIMILARITY_THRESHOLD } from '../../services/storefront/autocomplete/index.ts';
+import {
+  AutocompleteIndex,
+  buildCuration,
+  SIMILARITY_THRESHOLD,
+} from '../../services/storefront/autocomplete/index.ts';
 import { normalizeQuery, sanitizeQuery, stemKey } from '../../services/storefront/autocomplete/text.ts';
 
 const rows = (o: Record<string, number>) => Object.entries(o).map(([query, score]) => ({ query, score }));
 
-function indexWith(storeWide: Record<string, number>, byCountry: Record<string, Record<string, number>> = {}, minRegionQueries = 3) {
+function indexWith(
+  storeWide: Record<string, number>,
+  byCountry: Record<string, Record<string, number>> = {},
+  minRegionQueries = 3,
+) {
   const idx = new AutocompleteIndex({ minRegionQueries, rebuildDebounceMs: 0 });
-  idx.load('s1', { storeWide: rows(storeWide), byCountry: Object.fromEntries(Object.entries(byCountry).map(([c, r]) => [c, rows(r)])) });
+  idx.load('s1', {
+    storeWide: rows(storeWide),
+    byCountry: Object.fromEntries(Object.entries(byCountry).map(([c, r]) => [c, rows(r)])),
+  });
   return idx;
 }
 
@@ -25,15 +36,22 @@ describe('text', () => {
 
 describe('autocomplete index', () => {
   it('puts prefix matches first (most popular first), then similar non-prefix matches', () => {
-    const idx = indexWith({ 'shirt': 5, 'shirt dress': 9, 'blue shirt': 50, 'shorts': 20, 'sandals': 40 });
-    expect(idx.suggest('s1', { query: 'shi', country: null, mode: 'global' })).toEqual(['shirt dress', 'shirt', 'blue shirt']);
+    const idx = indexWith({ shirt: 5, 'shirt dress': 9, 'blue shirt': 50, shorts: 20, sandals: 40 });
+    expect(idx.suggest('s1', { query: 'shi', country: null, mode: 'global' })).toEqual([
+      'shirt dress',
+      'shirt',
+      'blue shirt',
+    ]);
   });
 
   it('admits non-prefix matches only above the similarity threshold', () => {
     expect(SIMILARITY_THRESHOLD).toBe(0.6);
     const idx = indexWith({ sneakers: 10, 'white sneakers': 30, 'snow boots': 20, speakers: 5 });
     // typo: trigram similarity of sneakrs/sneakers = 0.71 ≥ 0.6; speakers 0.47 is below the word floor
-    expect(idx.suggest('s1', { query: 'sneakrs', country: null, mode: 'global' })).toEqual(['white sneakers', 'sneakers']);
+    expect(idx.suggest('s1', { query: 'sneakrs', country: null, mode: 'global' })).toEqual([
+      'white sneakers',
+      'sneakers',
+    ]);
     // two words, only one matching: similarity 0.5 < 0.6
     expect(idx.suggest('s1', { query: 'red boots', country: null, mode: 'global' })).toEqual([]);
   });
@@ -49,23 +67,33 @@ describe('autocomplete index', () => {
 
   it('serves a country with enough history from its own set, else the store-wide set; global mode ignores the country', () => {
     const idx = indexWith(
-      { 'jeans': 100, 'jacket': 50, 'jumper': 10 },
-      { DE: { 'jacke': 9, 'jeans': 3, 'jogginghose': 4 }, FR: { 'jupe': 2 } },
+      { jeans: 100, jacket: 50, jumper: 10 },
+      { DE: { jacke: 9, jeans: 3, jogginghose: 4 }, FR: { jupe: 2 } },
       3,
     );
-    expect(idx.suggest('s1', { query: 'j', country: 'DE', mode: 'per_region' })).toEqual(['jacke', 'jogginghose', 'jeans']);
+    expect(idx.suggest('s1', { query: 'j', country: 'DE', mode: 'per_region' })).toEqual([
+      'jacke',
+      'jogginghose',
+      'jeans',
+    ]);
     expect(idx.suggest('s1', { query: 'j', country: 'FR', mode: 'per_region' })).toEqual(['jeans', 'jacket', 'jumper']);
     expect(idx.suggest('s1', { query: 'j', country: 'DE', mode: 'global' })).toEqual(['jeans', 'jacket', 'jumper']);
   });
 
   it('curation suppresses and relabels at output; matching uses the raw queries', () => {
-    const idx = indexWith({ 'nike shoes': 50, 'shoe polish': 10, 'shoes': 30 });
+    const idx = indexWith({ 'nike shoes': 50, 'shoe polish': 10, shoes: 30 });
     const curation = buildCuration([
       { query: 'nike shoes', allowed: false, display_label: null },
       { query: 'shoe', allowed: true, display_label: 'Shoes & Sneakers' },
     ]);
-    expect(idx.suggest('s1', { query: 'sho', country: null, mode: 'global', curation })).toEqual(['Shoes & Sneakers', 'shoe polish']);
-    expect(idx.suggest('s1', { query: null, country: null, mode: 'global', curation })).toEqual(['Shoes & Sneakers', 'shoe polish']);
+    expect(idx.suggest('s1', { query: 'sho', country: null, mode: 'global', curation })).toEqual([
+      'Shoes & Sneakers',
+      'shoe polish',
+    ]);
+    expect(idx.suggest('s1', { query: null, country: null, mode: 'global', curation })).toEqual([
+      'Shoes & Sneakers',
+      'shoe polish',
+    ]);
   });
 
   it('applies deltas: a new query becomes suggestible', () => {
@@ -76,7 +104,7 @@ describe('autocomplete index', () => {
 
   it('a dense prefix (hundreds of matches) still returns the most popular matches first', () => {
     const many: Record<string, number> = {};
-    for (let i = 0; i < 2_000; i++) many[`bag model ${i}`] = (i * 7919) % 1000 + 1;
+    for (let i = 0; i < 2_000; i++) many[`bag model ${i}`] = ((i * 7919) % 1000) + 1;
     many['other thing'] = 5_000;
     const idx = indexWith(many);
     const expected = Object.entries(many)
@@ -85,19 +113,22 @@ describe('autocomplete index', () => {
       .slice(0, 10)
       .map(([q]) => q);
     expect(idx.suggest('s1', { query: 'ba', country: null, mode: 'global' })).toEqual(expected);
-    const narrow = ['bag model 199', ...Array.from({ length: 10 }, (_, d) => `bag model 199${d}`)].sort((a, b) => many[b] - many[a]).slice(0, 3);
+    const narrow = ['bag model 199', ...Array.from({ length: 10 }, (_, d) => `bag model 199${d}`)]
+      .sort((a, b) => many[b] - many[a])
+      .slice(0, 3);
     expect(idx.suggest('s1', { query: 'bag model 199', country: null, mode: 'global', limit: 3 })).toEqual(narrow);
   });
 
   it('caches answers per store and set, equal to the uncached answer, until a rebuild or a new curation', async () => {
-    const data = { 'linen shirt': 9, 'linen pants': 4, 'wool coat': 7, 'lines': 1 };
+    const data = { 'linen shirt': 9, 'linen pants': 4, 'wool coat': 7, lines: 1 };
     const cached = indexWith(data);
     const plain = new AutocompleteIndex({ minRegionQueries: 3, rebuildDebounceMs: 0, answerCacheSize: 0 });
     plain.load('s1', { storeWide: rows(data), byCountry: {} });
     cached.load('s2', { storeWide: rows({ 'linen towel': 3 }), byCountry: {} });
     const ask = (idx: AutocompleteIndex, store: string, query: string | null, extra: object = {}) =>
       idx.suggest(store, { query, country: null, mode: 'global', ...extra });
-    for (const q of ['lin', 'lin', 'linen p', null, null, 'wol', 'wol']) expect(ask(cached, 's1', q)).toEqual(ask(plain, 's1', q));
+    for (const q of ['lin', 'lin', 'linen p', null, null, 'wol', 'wol'])
+      expect(ask(cached, 's1', q)).toEqual(ask(plain, 's1', q));
     expect(ask(cached, 's1', 'lin', { limit: 1 })).toEqual(['linen shirt']);
     // another store with the same query: its own answer (the cache lives in the store's own set)
     expect(ask(cached, 's2', 'lin')).toEqual(['linen towel']);
@@ -125,7 +156,11 @@ describe('autocomplete index', () => {
     await new Promise((r) => setTimeout(r, 20));
     expect(idx.suggest('s1', { query: 're', country: null, mode: 'global' })).toEqual(['red boots', 'red dress']);
     await new Promise((r) => setTimeout(r, 250));
-    expect(idx.suggest('s1', { query: 're', country: null, mode: 'global' })).toEqual(['red hat', 'red boots', 'red dress']);
+    expect(idx.suggest('s1', { query: 're', country: null, mode: 'global' })).toEqual([
+      'red hat',
+      'red boots',
+      'red dress',
+    ]);
     idx.close();
   });
 });

@@ -26,11 +26,18 @@ async function cell(store: string, country: string, query: string, bucketMs: num
     `INSERT INTO trending_queries_hourly (store_id, country, bucket, query, voters, searches)
      SELECT {store:String}, {country:String}, toStartOfHour(toDateTime({bucket:UInt32}, 'UTC')), {query:String}, uniqExactState(v), toUInt64(count())
      FROM (SELECT arrayJoin({voters:Array(String)}) AS v)`,
-    { store, country, bucket: Math.floor(bucketMs / 1000), query, voters: Array.from({ length: voters }, (_, i) => `v${i}`) },
+    {
+      store,
+      country,
+      bucket: Math.floor(bucketMs / 1000),
+      query,
+      voters: Array.from({ length: voters }, (_, i) => `v${i}`),
+    },
   );
 }
 
-const suggest = (q: string | null, country: string | null = null) => index.suggest(STORE, { query: q, country, mode: 'per_region' });
+const suggest = (q: string | null, country: string | null = null) =>
+  index.suggest(STORE, { query: q, country, mode: 'per_region' });
 
 async function eventually(fn: () => boolean, ms = 3_000) {
   const deadline = Date.now() + ms;
@@ -92,7 +99,9 @@ describe('trending feed', () => {
 
   it('a new store appears from deltas alone; a full reload reconciles with ClickHouse', async () => {
     const other = `${STORE}-b`;
-    await publishTrending(publisher, [{ store_id: other, country: '', query: 'gift card', bucket: hourIso(Date.now()), votes: 2 }]);
+    await publishTrending(publisher, [
+      { store_id: other, country: '', query: 'gift card', bucket: hourIso(Date.now()), votes: 2 },
+    ]);
     await eventually(() => index.suggest(other, { query: 'gif', country: null, mode: 'global' }).length === 1);
     // ClickHouse does not have that store: the reload drops it; it does have a new query for STORE
     await cell(STORE, 'US', 'wool socks', Date.now(), 7);

@@ -20,7 +20,11 @@ beforeAll(async () => {
   redis = await startRedis();
   h = await startHarness(redis.url);
   ({ token, storeId } = h.directory.addStore());
-  h.directory.put(storeId, 'b2b_company_location', { gid: 'gid://shopify/CompanyLocation/501', company_id: '77', catalog_id: 'cat-77' });
+  h.directory.put(storeId, 'b2b_company_location', {
+    gid: 'gid://shopify/CompanyLocation/501',
+    company_id: '77',
+    catalog_id: 'cat-77',
+  });
   h.directory.put(storeId, 'b2b_customer', { customer_id: '9001', company_ids: ['77'] });
   h.directory.put(storeId, 'b2b_customer', { customer_id: '9002', company_ids: ['78'] });
 });
@@ -57,14 +61,19 @@ describe('authentication', () => {
   });
 
   it('401 invalid_token for an unknown token', async () => {
-    const r = await h.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': 'sf_nope' } });
+    const r = await h.app.inject({
+      method: 'GET',
+      url: `${BASE}/sort-orders`,
+      headers: { 'x-storefront-access-token': 'sf_nope' },
+    });
     expect(r.statusCode).toBe(401);
     expectErrorShape(r.json(), 'invalid_token');
   });
 
   it('402 store_suspended while the store is suspended, 200 again once lifted', async () => {
     const s = h.directory.addStore({ status: 'suspended' });
-    const call = () => h.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': s.token } });
+    const call = () =>
+      h.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': s.token } });
     const r = await call();
     expect(r.statusCode).toBe(402);
     expectErrorShape(r.json(), 'store_suspended');
@@ -74,7 +83,8 @@ describe('authentication', () => {
 
   it('a suspension applies to the very next request of a token that authenticated before', async () => {
     const s = h.directory.addStore();
-    const call = () => h.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': s.token } });
+    const call = () =>
+      h.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': s.token } });
     expect((await call()).statusCode).toBe(200);
     expect((await call()).statusCode).toBe(200);
     h.directory.updateStore(s.storeId, { status: 'suspended' });
@@ -99,16 +109,23 @@ describe('B2B scope', () => {
     expect(r.headers['x-request-id']).toMatch(ULID);
   });
 
-  it("403 when the customer belongs to another company, or the location is unknown", async () => {
-    const wrong = await echo({ identity: { companyLocationId: 'gid://shopify/CompanyLocation/501', customerId: '9002' } });
+  it('403 when the customer belongs to another company, or the location is unknown', async () => {
+    const wrong = await echo({
+      identity: { companyLocationId: 'gid://shopify/CompanyLocation/501', customerId: '9002' },
+    });
     expect(wrong.statusCode).toBe(403);
     expect(wrong.json().error.fields[0].path).toBe('identity.companyLocationId');
-    const unknown = await echo({ identity: { companyLocationId: 'gid://shopify/CompanyLocation/999', customerId: '9001' } });
+    const unknown = await echo({
+      identity: { companyLocationId: 'gid://shopify/CompanyLocation/999', customerId: '9001' },
+    });
     expect(unknown.statusCode).toBe(403);
   });
 
   it("scopes the request to the company when the customer belongs to the location's company", async () => {
-    const r = await echo({ identity: { companyLocationId: 'gid://shopify/CompanyLocation/501', customerId: 'gid://shopify/Customer/9001' }, context: { b2bCompany: 'other' } });
+    const r = await echo({
+      identity: { companyLocationId: 'gid://shopify/CompanyLocation/501', customerId: 'gid://shopify/Customer/9001' },
+      context: { b2bCompany: 'other' },
+    });
     expect(r.statusCode).toBe(200);
     const ctx = r.json().context;
     expect(ctx.b2b).toEqual({ companyLocationId: 'gid://shopify/CompanyLocation/501', companyId: '77' });
@@ -120,9 +137,16 @@ describe('B2B scope', () => {
   it('a client-sent b2bCompany without companyLocationId scopes nothing (no b2b scope, no company segment)', async () => {
     const guest = await echo({ context: { b2bCompany: 'gid://shopify/CompanyLocation/501' } });
     expect(guest.statusCode).toBe(200);
-    expect(guest.json().context).toMatchObject({ b2b: null, b2bCompany: 'gid://shopify/CompanyLocation/501', customer: { segments: [] } });
+    expect(guest.json().context).toMatchObject({
+      b2b: null,
+      b2bCompany: 'gid://shopify/CompanyLocation/501',
+      customer: { segments: [] },
+    });
     // a customer of another company naming company 77's location: still no scope, segments of their own
-    const other = await echo({ identity: { customerId: '9002' }, context: { b2bCompany: 'gid://shopify/CompanyLocation/501' } });
+    const other = await echo({
+      identity: { customerId: '9002' },
+      context: { b2bCompany: 'gid://shopify/CompanyLocation/501' },
+    });
     expect(other.statusCode).toBe(200);
     expect(other.json().context).toMatchObject({ b2b: null, customer: { segments: ['b2b', 'company:78'] } });
   });
@@ -136,8 +160,16 @@ describe('the error body for bad input (never a 5xx)', () => {
     });
     expect(r.statusCode).toBe(422);
     expectErrorShape(r.json(), 'validation_failed');
-    const paths = r.json().error.fields.map((f: { path: string }) => f.path).sort();
-    expect(paths).toEqual(['context.currency', 'context.productsInCart[1].title', 'context.shoppingChannel', 'identity.companyLocationId']);
+    const paths = r
+      .json()
+      .error.fields.map((f: { path: string }) => f.path)
+      .sort();
+    expect(paths).toEqual([
+      'context.currency',
+      'context.productsInCart[1].title',
+      'context.shoppingChannel',
+      'identity.companyLocationId',
+    ]);
   });
 
   it('422 invalid_json for a malformed body', async () => {
@@ -160,7 +192,11 @@ describe('the error body for bad input (never a 5xx)', () => {
       const r = await echo(payload);
       expect({ payload, status: r.statusCode }).toEqual({ payload, status: 422 });
       expect(r.json()).toEqual({
-        error: { code: 'validation_failed', message: 'The request is invalid; see error.fields.', fields: [{ path: '', message: `expected a JSON object, received ${got}` }] },
+        error: {
+          code: 'validation_failed',
+          message: 'The request is invalid; see error.fields.',
+          fields: [{ path: '', message: `expected a JSON object, received ${got}` }],
+        },
       });
       expectFrameHeaders(r);
     }
@@ -187,14 +223,28 @@ describe('the error body for bad input (never a 5xx)', () => {
   });
 
   it('422 for a query over 255 characters, naming the field', async () => {
-    const r = await h.app.inject({ method: 'GET', url: `${BASE}/search/complete?query=${'a'.repeat(256)}`, headers: { 'x-storefront-access-token': token } });
+    const r = await h.app.inject({
+      method: 'GET',
+      url: `${BASE}/search/complete?query=${'a'.repeat(256)}`,
+      headers: { 'x-storefront-access-token': token },
+    });
     expect(r.statusCode).toBe(422);
-    expect(r.json()).toEqual({ error: { code: 'validation_failed', message: expect.any(String), fields: [{ path: 'query', message: 'at most 255 characters' }] } });
+    expect(r.json()).toEqual({
+      error: {
+        code: 'validation_failed',
+        message: expect.any(String),
+        fields: [{ path: 'query', message: 'at most 255 characters' }],
+      },
+    });
     expectFrameHeaders(r);
   });
 
   it('404 not_found in the same shape for an unknown storefront path, with both headers', async () => {
-    const r = await h.app.inject({ method: 'GET', url: `${BASE}/nope`, headers: { 'x-storefront-access-token': token } });
+    const r = await h.app.inject({
+      method: 'GET',
+      url: `${BASE}/nope`,
+      headers: { 'x-storefront-access-token': token },
+    });
     expect(r.statusCode).toBe(404);
     expectErrorShape(r.json(), 'not_found');
     expectFrameHeaders(r);
@@ -203,14 +253,21 @@ describe('the error body for bad input (never a 5xx)', () => {
 
 describe('request events', () => {
   it('one per request, after the response, with device type, normalized context, attribution token and counts', async () => {
-    h.index.load(storeId, { storeWide: [{ query: 'linen shirt', score: 9 }, { query: 'linen pants', score: 4 }], byCountry: {} });
+    h.index.load(storeId, {
+      storeWide: [
+        { query: 'linen shirt', score: 9 },
+        { query: 'linen pants', score: 4 },
+      ],
+      byCountry: {},
+    });
     const before = h.events.length;
     const r = await h.app.inject({
       method: 'GET',
       url: `${BASE}/search/complete?query=Linen`,
       headers: {
         'x-storefront-access-token': token,
-        'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+        'user-agent':
+          'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
         'x-country-code': 'de',
       },
     });
@@ -238,7 +295,11 @@ describe('request events', () => {
   it('carries the validated context only (unknown keys dropped, click tokens reduced to networks)', async () => {
     const r = await echo({
       identity: { sessionId: 'sess-1', deviceId: 'dev-1', evil: true },
-      context: { secret: 'x', marketing: { source: 'google', clickIds: { gclid: 'TOKEN123', fbclid: 'TOKEN456' } }, geo: { country: 'fr', planet: 'earth' } },
+      context: {
+        secret: 'x',
+        marketing: { source: 'google', clickIds: { gclid: 'TOKEN123', fbclid: 'TOKEN456' } },
+        geo: { country: 'fr', planet: 'earth' },
+      },
     });
     expect(r.statusCode).toBe(200);
     const e = h.events.find((x) => x.request_id === r.headers['x-request-id'])!;
@@ -256,7 +317,11 @@ describe('rate limiting (Redis token buckets)', () => {
     try {
       const s = limited.directory.addStore();
       const call = (ip: string) =>
-        limited.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': s.token, 'x-forwarded-for': ip } });
+        limited.app.inject({
+          method: 'GET',
+          url: `${BASE}/sort-orders`,
+          headers: { 'x-storefront-access-token': s.token, 'x-forwarded-for': ip },
+        });
       const statuses: number[] = [];
       for (let i = 0; i < 5; i++) statuses.push((await call('203.0.113.7')).statusCode);
       expect(statuses.slice(0, 3)).toEqual([200, 200, 200]);
@@ -272,7 +337,7 @@ describe('rate limiting (Redis token buckets)', () => {
     }
   });
 
-  it('the store bucket caps all of a store\'s clients together, and refills', async () => {
+  it("the store bucket caps all of a store's clients together, and refills", async () => {
     const client = new Redis(redis.url);
     try {
       const rl = createRateLimiter(client, { storePerSec: 20, storeBurst: 2, ipPerSec: 0, ipBurst: 1, timeoutMs: 500 });
@@ -298,10 +363,18 @@ describe('rate limiting (Redis token buckets)', () => {
   });
 
   it('lets requests through when Redis is unreachable (fail-open)', async () => {
-    const dead = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true });
+    const dead = new Redis('redis://127.0.0.1:1', {
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      lazyConnect: true,
+    });
     dead.on('error', () => {});
     let degraded = 0;
-    const rl = createRateLimiter(dead, { storePerSec: 1, storeBurst: 1, ipPerSec: 1, ipBurst: 1, timeoutMs: 100 }, () => degraded++);
+    const rl = createRateLimiter(
+      dead,
+      { storePerSec: 1, storeBurst: 1, ipPerSec: 1, ipBurst: 1, timeoutMs: 100 },
+      () => degraded++,
+    );
     expect(await rl.take('s', '1.2.3.4')).toEqual({ allowed: true, degraded: true });
     expect(degraded).toBe(1);
     dead.disconnect();
@@ -313,9 +386,17 @@ describe('x-request-id and x-service-build come from the plugin itself', () => {
     h.index.load(storeId, { storeWide: [{ query: 'wool socks', score: 3 }], byCountry: {} });
     const ids = new Set<string>();
     for (const r of [
-      await h.app.inject({ method: 'GET', url: `${BASE}/search/complete?query=wo`, headers: { 'x-storefront-access-token': token } }),
+      await h.app.inject({
+        method: 'GET',
+        url: `${BASE}/search/complete?query=wo`,
+        headers: { 'x-storefront-access-token': token },
+      }),
       await h.app.inject({ method: 'GET', url: `${BASE}/openapi.json` }),
-      await h.app.inject({ method: 'GET', url: `${BASE}/sort-orders`, headers: { 'x-storefront-access-token': token } }),
+      await h.app.inject({
+        method: 'GET',
+        url: `${BASE}/sort-orders`,
+        headers: { 'x-storefront-access-token': token },
+      }),
     ]) {
       expect(r.statusCode).toBe(200);
       expectFrameHeaders(r);
@@ -324,7 +405,9 @@ describe('x-request-id and x-service-build come from the plugin itself', () => {
     expect(ids.size).toBe(3);
     const first = [...ids][0];
     await new Promise((res) => setTimeout(res, 20));
-    expect(h.events.filter((e) => e.request_id === first).map((e) => ({ kind: e.kind, query: e.query }))).toEqual([{ kind: 'autocomplete', query: 'wo' }]);
+    expect(h.events.filter((e) => e.request_id === first).map((e) => ({ kind: e.kind, query: e.query }))).toEqual([
+      { kind: 'autocomplete', query: 'wo' },
+    ]);
   });
 
   it("inside a host that makes ULID ids and sets the headers itself (as services/app/app.ts does), the host's id is kept", async () => {
@@ -339,7 +422,11 @@ describe('x-request-id and x-service-build come from the plugin itself', () => {
     });
     try {
       const s = hosted.directory.addStore();
-      const ok = await hosted.app.inject({ method: 'GET', url: `${BASE}/search/complete?query=ab`, headers: { 'x-storefront-access-token': s.token } });
+      const ok = await hosted.app.inject({
+        method: 'GET',
+        url: `${BASE}/search/complete?query=ab`,
+        headers: { 'x-storefront-access-token': s.token },
+      });
       const denied = await hosted.app.inject({ method: 'GET', url: `${BASE}/search/complete?query=ab` });
       expect([ok.statusCode, denied.statusCode]).toEqual([200, 401]);
       expect([ok.headers['x-request-id'], denied.headers['x-request-id']]).toEqual(issued);
@@ -387,7 +474,11 @@ describe('token cache', () => {
 
 describe('autocomplete query limits count code points', () => {
   const complete = (query: string) =>
-    h.app.inject({ method: 'GET', url: `${BASE}/search/complete?query=${encodeURIComponent(query)}`, headers: { 'x-storefront-access-token': token } });
+    h.app.inject({
+      method: 'GET',
+      url: `${BASE}/search/complete?query=${encodeURIComponent(query)}`,
+      headers: { 'x-storefront-access-token': token },
+    });
 
   it('255 emoji (510 UTF-16 units) are within the limit, 256 are not', async () => {
     const ok = await complete('🧦'.repeat(255));
@@ -397,7 +488,13 @@ describe('autocomplete query limits count code points', () => {
     expect(mixed.statusCode).toBe(200);
     const over = await complete('🧦'.repeat(256));
     expect(over.statusCode).toBe(422);
-    expect(over.json()).toEqual({ error: { code: 'validation_failed', message: expect.any(String), fields: [{ path: 'query', message: 'at most 255 characters' }] } });
+    expect(over.json()).toEqual({
+      error: {
+        code: 'validation_failed',
+        message: expect.any(String),
+        fields: [{ path: 'query', message: 'at most 255 characters' }],
+      },
+    });
   });
 
   it('one emoji is under the 2-character minimum; two are an effective query', async () => {
@@ -413,13 +510,34 @@ describe('market resolution from real `market` configuration items (StoreViews o
   beforeAll(() => {
     market = h.directory.addStore({ marketMode: 'strict', primaryMarket: 'us' });
     // lower-case input as an admin would type it; the config schema normalizes it
-    h.directory.put(market.storeId, 'market', { code: 'us', name: 'United States', market_id: '1001', countries: ['us'], currency: 'usd' });
-    h.directory.put(market.storeId, 'market', { code: 'eu', name: 'Europe', market_id: '1002', countries: ['de', 'fr', 'nl'], currency: 'eur' });
-    h.directory.put(market.storeId, 'market', { code: 'uk', name: 'United Kingdom', gid: 'gid://shopify/Market/1003', countries: ['gb'], currency: 'gbp' });
+    h.directory.put(market.storeId, 'market', {
+      code: 'us',
+      name: 'United States',
+      market_id: '1001',
+      countries: ['us'],
+      currency: 'usd',
+    });
+    h.directory.put(market.storeId, 'market', {
+      code: 'eu',
+      name: 'Europe',
+      market_id: '1002',
+      countries: ['de', 'fr', 'nl'],
+      currency: 'eur',
+    });
+    h.directory.put(market.storeId, 'market', {
+      code: 'uk',
+      name: 'United Kingdom',
+      gid: 'gid://shopify/Market/1003',
+      countries: ['gb'],
+      currency: 'gbp',
+    });
   });
 
   const resolve = async (context: unknown, detected?: string) => {
-    const r = await echo({ context }, { 'x-storefront-access-token': market.token, ...(detected ? { 'x-country-code': detected } : {}) });
+    const r = await echo(
+      { context },
+      { 'x-storefront-access-token': market.token, ...(detected ? { 'x-country-code': detected } : {}) },
+    );
     expect(r.statusCode).toBe(200);
     const c = r.json().context;
     return { market: c.market, pricingCountry: c.pricingCountry, currency: c.currency };
@@ -433,13 +551,21 @@ describe('market resolution from real `market` configuration items (StoreViews o
       currency: 'EUR',
     });
     expect((await resolve({ market: '1002' }, 'NL')).market).toMatchObject({ code: 'eu', source: 'explicit' });
-    expect((await resolve({ market: 'gid://shopify/Market/1003' })).market).toMatchObject({ code: 'uk', marketId: '1003', source: 'explicit' });
+    expect((await resolve({ market: 'gid://shopify/Market/1003' })).market).toMatchObject({
+      code: 'uk',
+      marketId: '1003',
+      source: 'explicit',
+    });
     expect(await resolve({ geo: { country: 'gb' } }, 'DE')).toEqual({
       market: { code: 'uk', marketId: '1003', source: 'geo', ...strict },
       pricingCountry: 'GB',
       currency: 'GBP',
     });
-    expect(await resolve({}, 'NL')).toEqual({ market: { code: 'eu', marketId: '1002', source: 'detected', ...strict }, pricingCountry: 'NL', currency: 'EUR' });
+    expect(await resolve({}, 'NL')).toEqual({
+      market: { code: 'eu', marketId: '1002', source: 'detected', ...strict },
+      pricingCountry: 'NL',
+      currency: 'EUR',
+    });
     expect((await resolve({}, 'JP')).market).toEqual({ code: 'us', marketId: '1001', source: 'primary', ...strict });
     expect((await resolve({}, 'JP')).currency).toBe('USD');
   });
@@ -447,7 +573,14 @@ describe('market resolution from real `market` configuration items (StoreViews o
   it('pricing_only: the same market, full catalog, market pricing', async () => {
     h.directory.updateStore(market.storeId, { marketMode: 'pricing_only' });
     expect(await resolve({ market: 'fr', currency: 'chf' }, 'GB')).toEqual({
-      market: { code: 'eu', marketId: '1002', source: 'explicit', mode: 'pricing_only', filterCatalog: false, marketPricing: true },
+      market: {
+        code: 'eu',
+        marketId: '1002',
+        source: 'explicit',
+        mode: 'pricing_only',
+        filterCatalog: false,
+        marketPricing: true,
+      },
       pricingCountry: 'FR',
       currency: 'EUR',
     });
@@ -456,7 +589,11 @@ describe('market resolution from real `market` configuration items (StoreViews o
 
   it('ignore: no market, no pricing country, the sent currency kept (upper-cased)', async () => {
     h.directory.updateStore(market.storeId, { marketMode: 'ignore' });
-    expect(await resolve({ market: 'fr', geo: { country: 'DE' }, currency: 'chf' }, 'NL')).toEqual({ market: null, pricingCountry: null, currency: 'CHF' });
+    expect(await resolve({ market: 'fr', geo: { country: 'DE' }, currency: 'chf' }, 'NL')).toEqual({
+      market: null,
+      pricingCountry: null,
+      currency: 'CHF',
+    });
     expect(await resolve({}, 'GB')).toEqual({ market: null, pricingCountry: null, currency: null });
   });
 });
@@ -464,15 +601,33 @@ describe('market resolution from real `market` configuration items (StoreViews o
 describe('redirect terms', () => {
   it('exact terms match the normalized query; semantic terms also match a query with the same word stems, in order', async () => {
     const s = h.directory.addStore();
-    h.directory.put(s.storeId, 'redirect_term', { term: 'Running Shoes', url: '/collections/running', match: 'semantic' });
+    h.directory.put(s.storeId, 'redirect_term', {
+      term: 'Running Shoes',
+      url: '/collections/running',
+      match: 'semantic',
+    });
     h.directory.put(s.storeId, 'redirect_term', { term: 'gift cards', url: '/pages/gift-cards', match: 'exact' });
     const redirectOf = async (query: string) => {
-      const r = await h.app.inject({ method: 'GET', url: `${BASE}/search/complete?query=${encodeURIComponent(query)}`, headers: { 'x-storefront-access-token': s.token } });
+      const r = await h.app.inject({
+        method: 'GET',
+        url: `${BASE}/search/complete?query=${encodeURIComponent(query)}`,
+        headers: { 'x-storefront-access-token': s.token },
+      });
       expect(r.statusCode).toBe(200);
       return (r.json() as { _meta: { redirect?: { url: string } } })._meta.redirect?.url ?? null;
     };
     const got: Record<string, string | null> = {};
-    for (const q of ['running shoes', 'Running Shoe', 'run shoes', 'runs  shoe', 'shoes running', 'running shoes sale', 'sneakers', 'gift cards', 'gift card']) {
+    for (const q of [
+      'running shoes',
+      'Running Shoe',
+      'run shoes',
+      'runs  shoe',
+      'shoes running',
+      'running shoes sale',
+      'sneakers',
+      'gift cards',
+      'gift card',
+    ]) {
       got[q] = await redirectOf(q);
     }
     expect(got).toEqual({

@@ -1,9 +1,14 @@
-
 import { createHash, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { ulid } from 'ulid';
-import { type ConfigInput, type ConfigKind, type ConfigPayload, itemIdOf, validateConfig } from '../../schemas/config.ts';
+import {
+  type ConfigInput,
+  type ConfigKind,
+  type ConfigPayload,
+  itemIdOf,
+  validateConfig,
+} from '../../schemas/config.ts';
 import type { RequestEvent } from '../../schemas/requests.ts';
 import { parseTrustedProxies } from '../../services/common/enrich.ts';
 import { createLogger } from '../../services/common/logger.ts';
@@ -69,19 +74,27 @@ export class MemoryDirectory implements StoreDirectory {
   }
 
   authenticate(token: string | undefined | null): AuthResult {
-    if (typeof token !== 'string' || token.trim() === '') return { ok: false, status: 401, code: 'missing_token', message: 'X-Storefront-Access-Token is required' };
+    if (typeof token !== 'string' || token.trim() === '')
+      return { ok: false, status: 401, code: 'missing_token', message: 'X-Storefront-Access-Token is required' };
     const digest = createHash('sha256').update(token).digest();
     const owner = this.tokens.get(digest.toString('hex'));
-    if (!owner || !timingSafeEqual(owner.digest, digest)) return { ok: false, status: 401, code: 'invalid_token', message: 'the access token is not valid' };
+    if (!owner || !timingSafeEqual(owner.digest, digest))
+      return { ok: false, status: 401, code: 'invalid_token', message: 'the access token is not valid' };
     const store = this.stores.get(owner.storeId)!;
-    if (store.status === 'suspended') return { ok: false, status: 402, code: 'store_suspended', message: 'the store is suspended' };
+    if (store.status === 'suspended')
+      return { ok: false, status: 402, code: 'store_suspended', message: 'the store is suspended' };
     return { ok: true, store };
   }
   getStore(storeId: string) {
     return this.stores.get(storeId);
   }
   getConfig<K extends string>(storeId: string, kind: K): unknown[] {
-    return [...(this.itemsByStore.get(storeId)?.get(kind as ConfigKind)?.values() ?? [])];
+    return [
+      ...(this.itemsByStore
+        .get(storeId)
+        ?.get(kind as ConfigKind)
+        ?.values() ?? []),
+    ];
   }
   async ready() {}
   items<K extends ConfigKind>(storeId: string, kind: K): ConfigPayload<K>[] {
@@ -142,7 +155,14 @@ export async function startHarness(
     });
   }
   const views = new StoreViews(directory);
-  const rateLimiter = createRateLimiter(redis, { storePerSec: 0, storeBurst: 1, ipPerSec: 0, ipBurst: 1, timeoutMs: 200, ...rate });
+  const rateLimiter = createRateLimiter(redis, {
+    storePerSec: 0,
+    storeBurst: 1,
+    ipPerSec: 0,
+    ipBurst: 1,
+    timeoutMs: 200,
+    ...rate,
+  });
   const frame = {
     directory,
     views,

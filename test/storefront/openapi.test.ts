@@ -20,18 +20,36 @@ describe('OpenAPI document', () => {
     const complete = doc.paths['/search/complete'].get;
     const query = complete.parameters.find((p: { name: string }) => p.name === 'query');
     expect(query).toMatchObject({ in: 'query', required: false, schema: { type: 'string', maxLength: 255 } });
-    expect(complete.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/AutocompleteResponse' });
-    expect(doc.components.schemas.AutocompleteResponse.required).toEqual(['matchedQueries', 'originalQuery', 'normalizedQuery', '_meta']);
+    expect(complete.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/AutocompleteResponse',
+    });
+    expect(doc.components.schemas.AutocompleteResponse.required).toEqual([
+      'matchedQueries',
+      'originalQuery',
+      'normalizedQuery',
+      '_meta',
+    ]);
     for (const s of ['401', '402', '422', '429']) {
       expect(complete.responses[s].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
     }
     expect(doc.components.schemas.Error.properties.error.required).toEqual(['code', 'message', 'fields']);
-    expect(doc.paths['/sort-orders'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/SortOrdersResponse' });
-    expect(doc.components.securitySchemes.storefrontToken).toEqual({ type: 'apiKey', in: 'header', name: 'X-Storefront-Access-Token' });
+    expect(doc.paths['/sort-orders'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/SortOrdersResponse',
+    });
+    expect(doc.components.securitySchemes.storefrontToken).toEqual({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Storefront-Access-Token',
+    });
     expect(doc.paths['/openapi.json'].get.security).toEqual([]);
     // the shared request objects, for the body endpoints
-    expect(doc.components.schemas.Identity.properties.companyLocationId).toMatchObject({ type: 'string', pattern: expect.any(String) });
-    expect(doc.components.schemas.Context.properties.productsInCart.items).toEqual({ $ref: '#/components/schemas/CartItem' });
+    expect(doc.components.schemas.Identity.properties.companyLocationId).toMatchObject({
+      type: 'string',
+      pattern: expect.any(String),
+    });
+    expect(doc.components.schemas.Context.properties.productsInCart.items).toEqual({
+      $ref: '#/components/schemas/CartItem',
+    });
     expect(doc.components.schemas.Pagination.properties.page).toMatchObject({ minimum: 1, maximum: 100 });
   });
 });

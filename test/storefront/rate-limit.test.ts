@@ -26,8 +26,16 @@ function client(): Redis {
   return c;
 }
 
-function limiter(settings: Partial<Parameters<typeof createRateLimiter>[1]>, redis = client(), onDegraded?: () => void): RateLimiter {
-  const l = createRateLimiter(redis, { storePerSec: 0, storeBurst: 1, ipPerSec: 0, ipBurst: 1, timeoutMs: 200, ...settings }, onDegraded);
+function limiter(
+  settings: Partial<Parameters<typeof createRateLimiter>[1]>,
+  redis = client(),
+  onDegraded?: () => void,
+): RateLimiter {
+  const l = createRateLimiter(
+    redis,
+    { storePerSec: 0, storeBurst: 1, ipPerSec: 0, ipBurst: 1, timeoutMs: 200, ...settings },
+    onDegraded,
+  );
   limiters.push(l);
   return l;
 }

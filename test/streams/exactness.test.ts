@@ -50,8 +50,15 @@ describe('exactly-once aggregates under SIGKILL', () => {
     await infra?.stop();
   });
 
-  it('every aggregate equals the ground truth after repeated crashes and restarts', { timeout: 300_000 + SLICES * 20_000 + VISITS * 1_000 }, async () => {
-    const sc = generateScenario({ seed: 20261122, stores: ['store_a', 'store_b', 'store_c'], visitsPerStore: VISITS, ordersPerStore: Math.ceil(VISITS / 2) });
+  it('every aggregate equals the ground truth after repeated crashes and restarts', {
+    timeout: 300_000 + SLICES * 20_000 + VISITS * 1_000,
+  }, async () => {
+    const sc = generateScenario({
+      seed: 20261122,
+      stores: ['store_a', 'store_b', 'store_c'],
+      visitsPerStore: VISITS,
+      ordersPerStore: Math.ceil(VISITS / 2),
+    });
     const [sqlPort] = await freePorts(1);
     const env = {
       DATA_DIR: path.join(infra.dir, 'processor'),
@@ -67,7 +74,8 @@ describe('exactly-once aggregates under SIGKILL', () => {
     const args = ['--processor', 'all', '--sql-port', String(sqlPort)];
     const rand = rng(99);
     const slices = SLICES;
-    const part = <T>(xs: T[], i: number) => xs.slice(Math.floor((xs.length * i) / slices), Math.floor((xs.length * (i + 1)) / slices));
+    const part = <T>(xs: T[], i: number) =>
+      xs.slice(Math.floor((xs.length * i) / slices), Math.floor((xs.length * (i + 1)) / slices));
 
     let proc = spawnStreams(env, args);
     let ready = await proc.ready;
@@ -97,7 +105,10 @@ describe('exactly-once aggregates under SIGKILL', () => {
       await admin.connect();
       for (const k of ['events', 'requests', 'orders'] as const) {
         const dlq = await admin.fetchTopicOffsets(`${infra.topic(k)}.dlq`);
-        expect(dlq.reduce((n, p) => n + Number(p.high), 0), `${k}.dlq`).toBe(0);
+        expect(
+          dlq.reduce((n, p) => n + Number(p.high), 0),
+          `${k}.dlq`,
+        ).toBe(0);
       }
       await admin.disconnect();
       let got = await readAggregates(httpQuery(ready.sql as string));
@@ -165,7 +176,11 @@ describe('a block the engine lost', () => {
     await proc.ready;
     try {
       for (const k of ['events', 'requests', 'orders'] as const) await produce(infra, k, sc[k]);
-      await waitCaughtUp(infra.kafka, (['events', 'requests', 'orders'] as const).map((k) => ({ group: `streams.${k}`, topic: infra.topic(k) })), 120_000);
+      await waitCaughtUp(
+        infra.kafka,
+        (['events', 'requests', 'orders'] as const).map((k) => ({ group: `streams.${k}`, topic: infra.topic(k) })),
+        120_000,
+      );
     } finally {
       await kill(proc.child, 'SIGTERM');
     }
@@ -176,10 +191,12 @@ describe('a block the engine lost', () => {
       const p = parsePartName(name);
       return p ? [{ name, ...p }] : [];
     });
-    const inside = (a: (typeof parts)[0], b: (typeof parts)[0]) => a.partition === b.partition && b.min <= a.min && a.max <= b.max;
+    const inside = (a: (typeof parts)[0], b: (typeof parts)[0]) =>
+      a.partition === b.partition && b.min <= a.min && a.max <= b.max;
     const active = parts.find((a) => !parts.some((b) => b !== a && inside(a, b)));
     expect(active).toBeDefined();
-    for (const p of parts) if (inside(p, active as (typeof parts)[0])) rmSync(path.join(tableDir, p.name), { recursive: true });
+    for (const p of parts)
+      if (inside(p, active as (typeof parts)[0])) rmSync(path.join(tableDir, p.name), { recursive: true });
 
     const { got, lost } = await repairEngineLoss(env);
     expect(lost.join(' ')).toMatch(/^co_view_pairs: /);
@@ -206,7 +223,10 @@ async function repairEngineLoss(env: Record<string, string>) {
     const owners = new Set<string>();
     for (const p of processors) {
       for (const table of [...p.tables.written, ...p.tables.views.map((v) => v.target)]) {
-        const parts = new Set([...(await redis.smembers(lostBlocksKey(db.database, table))), ...(db.lostBlocks.get(table) ?? [])]);
+        const parts = new Set([
+          ...(await redis.smembers(lostBlocksKey(db.database, table))),
+          ...(db.lostBlocks.get(table) ?? []),
+        ]);
         if (parts.size) {
           lost.push(`${table}: ${[...parts].join(', ')}`);
           owners.add(p.name);
@@ -215,10 +235,21 @@ async function repairEngineLoss(env: Record<string, string>) {
     }
     const before = await readAggregates((sql) => db.query(sql));
     if (lost.length === 0) return { got: before, lost };
-    process.stderr.write(`ClickHouse lost insert blocks in a kill (dedup record without its part) — ${lost.join('; ')}; replaying ${[...owners].join(', ')}\n`);
+    process.stderr.write(
+      `ClickHouse lost insert blocks in a kill (dedup record without its part) — ${lost.join('; ')}; replaying ${[...owners].join(', ')}\n`,
+    );
     const streams = await startStreams({ config, db, redis, kafka, logger, processors });
     try {
-      const replayEnv = { config, db, redis, kafka, logger, streams, deps: streams.deps, runOptions: streams.runOptions };
+      const replayEnv = {
+        config,
+        db,
+        redis,
+        kafka,
+        logger,
+        streams,
+        deps: streams.deps,
+        runOptions: streams.runOptions,
+      };
       for (const processor of owners) {
         const result = await runReplay(replayEnv, { processor, from: { kind: 'earliest' } }, () => {});
         // the replay's compare saw the shortfall the dangling record explains

@@ -37,9 +37,13 @@ export interface Infra {
 export async function startInfra(opts: { prefix?: string } = {}): Promise<Infra> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sd-streams-'));
   const [redisPort] = await freePorts(1);
-  const redis = spawn(ensureRedisServer(), ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'], {
-    stdio: 'ignore',
-  });
+  const redis = spawn(
+    ensureRedisServer(),
+    ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
+    {
+      stdio: 'ignore',
+    },
+  );
   const deadline = Date.now() + 10_000;
   while (!(await tcpOpen('127.0.0.1', redisPort))) {
     if (Date.now() > deadline) throw new Error('redis-server did not start');
@@ -55,7 +59,12 @@ export async function startInfra(opts: { prefix?: string } = {}): Promise<Infra>
   const brokers = [`127.0.0.1:${broker.port}`];
   const kafka = new Kafka({ clientId: 'streams-test', brokers, logLevel: logLevel.NOTHING });
   const prefix = opts.prefix ?? `t${ulid().slice(-8).toLowerCase()}.`;
-  const registry: RunningSchemaRegistry = await startSchemaRegistry({ kafka, topic: `${prefix}_schemas`, port: 0, logger: pino({ level: 'warn' }) });
+  const registry: RunningSchemaRegistry = await startSchemaRegistry({
+    kafka,
+    topic: `${prefix}_schemas`,
+    port: 0,
+    logger: pino({ level: 'warn' }),
+  });
   const codec = createValueCodec({ registryUrl: registry.url });
   await registerPlatformSchemas(codec, { KAFKA_TOPIC_PREFIX: prefix });
   const admin = kafka.admin();
@@ -92,7 +101,11 @@ export async function startInfra(opts: { prefix?: string } = {}): Promise<Infra>
 }
 
 /** Produce values (encoded with the topic's registered schema), keyed, in one batch per call. */
-export async function produce(infra: Infra, key: 'events' | 'requests' | 'orders' | 'rejected', records: { key: string; value: unknown }[]) {
+export async function produce(
+  infra: Infra,
+  key: 'events' | 'requests' | 'orders' | 'rejected',
+  records: { key: string; value: unknown }[],
+) {
   const topic = infra.topic(key);
   for (let i = 0; i < records.length; i += 500) {
     await infra.producer.send({
@@ -104,13 +117,19 @@ export async function produce(infra: Infra, key: 'events' | 'requests' | 'orders
 }
 
 /** Produce raw bytes (poison messages). */
-export async function produceRaw(infra: Infra, key: 'events' | 'requests' | 'orders' | 'rejected', records: { key: string; value: Buffer }[]) {
+export async function produceRaw(
+  infra: Infra,
+  key: 'events' | 'requests' | 'orders' | 'rejected',
+  records: { key: string; value: Buffer }[],
+) {
   await infra.producer.send({ topic: infra.topic(key), acks: -1, messages: records });
 }
 
 // ------------------------------------------------------------------ generators
 
-export function enrichedEvent(fields: Partial<EnrichedEvent> & Pick<EnrichedEvent, 'event_type' | 'store_id' | 'session_id' | 'timestamp'>): EnrichedEvent {
+export function enrichedEvent(
+  fields: Partial<EnrichedEvent> & Pick<EnrichedEvent, 'event_type' | 'store_id' | 'session_id' | 'timestamp'>,
+): EnrichedEvent {
   return {
     event_id: ulid(),
     received_at: fields.timestamp,
@@ -129,7 +148,14 @@ export function enrichedEvent(fields: Partial<EnrichedEvent> & Pick<EnrichedEven
   };
 }
 
-export function searchRequest(fields: { store_id: string; query: string; session_id: string | null; country: string; at: string; total?: number }): RequestEvent {
+export function searchRequest(fields: {
+  store_id: string;
+  query: string;
+  session_id: string | null;
+  country: string;
+  at: string;
+  total?: number;
+}): RequestEvent {
   return requestEvent({
     request_id: ulid(),
     store_id: fields.store_id,
@@ -147,7 +173,9 @@ export function searchRequest(fields: { store_id: string; query: string; session
   });
 }
 
-export function order(fields: Partial<Order> & Pick<Order, 'store_id' | 'order_id' | 'created_at' | 'line_items'>): Order {
+export function order(
+  fields: Partial<Order> & Pick<Order, 'store_id' | 'order_id' | 'created_at' | 'line_items'>,
+): Order {
   return {
     customer_id: null,
     session_id: null,
@@ -173,26 +201,38 @@ export function rng(seed: number): () => number {
 }
 
 /** Spawn `streams/main.ts` as a child process with the given environment. */
-export function spawnStreams(env: Record<string, string>, args: string[]): { child: ChildProcess; ready: Promise<{ sql?: string }>; logs: string[] } {
+export function spawnStreams(
+  env: Record<string, string>,
+  args: string[],
+): { child: ChildProcess; ready: Promise<{ sql?: string }>; logs: string[] } {
   const child = spawn(NODE, [path.join(REPO, 'streams/main.ts'), ...args], {
     cwd: REPO,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   const logs: string[] = [];
-  for (const s of [child.stdout, child.stderr]) s?.on('data', (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean)));
+  for (const s of [child.stdout, child.stderr])
+    s?.on('data', (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean)));
   const ready = new Promise<{ sql?: string }>((resolve, reject) => {
     child.on('message', (m: { type?: string; sql?: string }) => {
       if (m?.type === 'ready') resolve({ sql: m.sql });
     });
-    child.once('exit', (code, signal) => reject(new Error(`streams child exited before ready (code ${code}, signal ${signal}):\n${logs.slice(-30).join('\n')}`)));
+    child.once('exit', (code, signal) =>
+      reject(
+        new Error(`streams child exited before ready (code ${code}, signal ${signal}):\n${logs.slice(-30).join('\n')}`),
+      ),
+    );
   });
   ready.catch(() => {});
   return { child, ready, logs };
 }
 
 /** resolves once every group has committed up to the high watermark of every partition */
-export async function waitCaughtUp(kafka: Kafka, groups: { group: string; topic: string }[], timeoutMs: number): Promise<void> {
+export async function waitCaughtUp(
+  kafka: Kafka,
+  groups: { group: string; topic: string }[],
+  timeoutMs: number,
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
@@ -216,4 +256,3 @@ export async function waitCaughtUp(kafka: Kafka, groups: { group: string; topic:
     await admin.disconnect();
   }
 }
-

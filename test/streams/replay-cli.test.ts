@@ -16,7 +16,15 @@ function cli(args: string[]) {
   const r = spawnSync(process.execPath, [path.join(REPO, 'streams/replay/cli.ts'), ...args], {
     cwd: REPO,
     // port 9 (discard) on loopback: nothing answers there
-    env: { ...process.env, DATA_DIR: dir, HTTP_PORT: '9', HOST: '127.0.0.1', STREAMS_REPLAY_TOKEN: 'x'.repeat(32), CLICKHOUSE_URL: '', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      DATA_DIR: dir,
+      HTTP_PORT: '9',
+      HOST: '127.0.0.1',
+      STREAMS_REPLAY_TOKEN: 'x'.repeat(32),
+      CLICKHOUSE_URL: '',
+      LOG_LEVEL: 'warn',
+    },
     encoding: 'utf8',
     timeout: 60_000,
   });
@@ -40,7 +48,9 @@ describe('replay CLI argument errors', () => {
   it('an unknown --processor exits 64 naming --processor and the known ones', () => {
     const r = cli(['--processor', 'nope', '--from', 'earliest']);
     expect(r.code).toBe(64);
-    expect(r.stderr).toMatch(/^--processor: unknown processor "nope"; known: events, requests, orders, rejected, catalog_products/);
+    expect(r.stderr).toMatch(
+      /^--processor: unknown processor "nope"; known: events, requests, orders, rejected, catalog_products/,
+    );
   });
 
   it('valid arguments get past the checks (here: to the unreachable app, exit 69)', () => {
@@ -50,7 +60,13 @@ describe('replay CLI argument errors', () => {
   });
 
   it('parseFrom reads partition offsets, times and earliest', () => {
-    expect(parseFrom(' 0:120,1:98 ')).toEqual({ kind: 'offsets', offsets: new Map([[0, 120n], [1, 98n]]) });
+    expect(parseFrom(' 0:120,1:98 ')).toEqual({
+      kind: 'offsets',
+      offsets: new Map([
+        [0, 120n],
+        [1, 98n],
+      ]),
+    });
     expect(parseFrom('earliest')).toEqual({ kind: 'earliest' });
     expect(parseFrom('2026-11-01T00:00:00Z')).toEqual({ kind: 'time', ms: Date.UTC(2026, 10, 1) });
   });

@@ -12,23 +12,36 @@ describe('replay: live materialized views after the swap', () => {
   let db: Db;
   beforeAll(async () => {
     db = await privateDb(`views_${ulid().toLowerCase()}`);
-    for (const t of ['src', 'src__shadow']) await db.command(`CREATE TABLE ${t} (store_id String, k UInt64) ENGINE = MergeTree ORDER BY (store_id, k)`);
-    for (const t of ['dst', 'dst__shadow']) await db.command(`CREATE TABLE ${t} (store_id String, k UInt64, n UInt64) ENGINE = SummingMergeTree ORDER BY (store_id, k)`);
+    for (const t of ['src', 'src__shadow'])
+      await db.command(`CREATE TABLE ${t} (store_id String, k UInt64) ENGINE = MergeTree ORDER BY (store_id, k)`);
+    for (const t of ['dst', 'dst__shadow'])
+      await db.command(
+        `CREATE TABLE ${t} (store_id String, k UInt64, n UInt64) ENGINE = SummingMergeTree ORDER BY (store_id, k)`,
+      );
   });
   afterAll(async () => {
     await db?.close();
   });
 
   const counts = async () => {
-    const [r] = await db.query<{ live: string; shadow: string }>('SELECT (SELECT sum(n) FROM dst) AS live, (SELECT sum(n) FROM dst__shadow) AS shadow');
+    const [r] = await db.query<{ live: string; shadow: string }>(
+      'SELECT (SELECT sum(n) FROM dst) AS live, (SELECT sum(n) FROM dst__shadow) AS shadow',
+    );
     return { live: Number(r.live), shadow: Number(r.shadow) };
   };
 
   it('re-creates a view left bound to the shadow tables so it feeds the live ones, atomically and idempotently', async () => {
-    await db.command('CREATE MATERIALIZED VIEW mv TO dst AS SELECT store_id, k, count() AS n FROM src GROUP BY store_id, k');
+    await db.command(
+      'CREATE MATERIALIZED VIEW mv TO dst AS SELECT store_id, k, count() AS n FROM src GROUP BY store_id, k',
+    );
     const [{ statement }] = await db.query<{ statement: string }>('SHOW CREATE TABLE mv');
     // what a UUID binding would look like after the swap: the view follows the old tables, now shadows
-    await db.command(statement.replace('CREATE MATERIALIZED VIEW', 'CREATE OR REPLACE MATERIALIZED VIEW').replaceAll('.dst', '.dst__shadow').replaceAll('.src', '.src__shadow'));
+    await db.command(
+      statement
+        .replace('CREATE MATERIALIZED VIEW', 'CREATE OR REPLACE MATERIALIZED VIEW')
+        .replaceAll('.dst', '.dst__shadow')
+        .replaceAll('.src', '.src__shadow'),
+    );
     await db.command("INSERT INTO src__shadow VALUES ('s', 1)");
     expect(await counts()).toEqual({ live: 0, shadow: 1 });
 

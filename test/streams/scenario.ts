@@ -51,7 +51,13 @@ const inc = (m: Record<string, number>, k: string, n = 1) => {
   m[k] = (m[k] ?? 0) + n;
 };
 
-export function generateScenario(opts: { seed: number; stores: string[]; visitsPerStore: number; ordersPerStore: number; base?: string }): Scenario {
+export function generateScenario(opts: {
+  seed: number;
+  stores: string[];
+  visitsPerStore: number;
+  ordersPerStore: number;
+  base?: string;
+}): Scenario {
   const rand = rng(opts.seed);
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];
   const base = Date.parse(opts.base ?? '2026-11-20T10:00:00.000Z');
@@ -108,7 +114,15 @@ export function generateScenario(opts: { seed: number; stores: string[]; visitsP
           let e: EnrichedEvent;
           if (r < 0.2 && searched.length < 3) {
             const q = pick(queries);
-            e = enrichedEvent({ event_type: 'search', store_id: store, session_id: sessionId, timestamp: ts, query: q, contextual_data: { search_source: 'typed' }, geo_country: country });
+            e = enrichedEvent({
+              event_type: 'search',
+              store_id: store,
+              session_id: sessionId,
+              timestamp: ts,
+              query: q,
+              contextual_data: { search_source: 'typed' },
+              geo_country: country,
+            });
             if (!searched.includes(q)) searched.push(q);
             // the read API served this search: a request event, sometimes twice (a retry) with the same id
             const req = searchRequest({ store_id: store, query: q, session_id: sessionId, country, at: ts });
@@ -155,7 +169,17 @@ export function generateScenario(opts: { seed: number; stores: string[]; visitsP
             }
           } else if (r < 0.85) {
             const p = pick(catalog);
-            e = enrichedEvent({ event_type: 'add_to_cart', store_id: store, session_id: sessionId, timestamp: ts, product_id: p, quantity: 1, price: '9.99', currency: 'USD', geo_country: country });
+            e = enrichedEvent({
+              event_type: 'add_to_cart',
+              store_id: store,
+              session_id: sessionId,
+              timestamp: ts,
+              product_id: p,
+              quantity: 1,
+              price: '9.99',
+              currency: 'USD',
+              geo_country: country,
+            });
             inc(truth.addToCarts, `${store}|${p}`);
             if (!carted.includes(p)) {
               inc(truth.coCart, `${store}|${p}|${p}`);
@@ -182,7 +206,14 @@ export function generateScenario(opts: { seed: number; stores: string[]; visitsP
               for (const q of searched) inc(truth.searchedPurchased, `${store}|${q}|${b}`);
             }
           } else {
-            e = enrichedEvent({ event_type: 'collection_view', store_id: store, session_id: sessionId, timestamp: ts, collection_handle: 'sale', geo_country: country });
+            e = enrichedEvent({
+              event_type: 'collection_view',
+              store_id: store,
+              session_id: sessionId,
+              timestamp: ts,
+              collection_handle: 'sale',
+              geo_country: country,
+            });
           }
           stream.push(e);
           inc(truth.eventsRaw, store);

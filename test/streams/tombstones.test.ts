@@ -18,7 +18,14 @@ import { selectProcessors } from '../../streams/registry.ts';
 import { ProcessorRunner } from '../../streams/runtime/runtime.ts';
 import type { Processor } from '../../streams/runtime/types.ts';
 import { type Streams, startStreams } from '../../streams/service.ts';
-import { catalogTopic, produceCatalog, productRecord, readDlq, registerCatalogSchemas, until } from '../catalog/streams.ts';
+import {
+  catalogTopic,
+  produceCatalog,
+  productRecord,
+  readDlq,
+  registerCatalogSchemas,
+  until,
+} from '../catalog/streams.ts';
 import { privateDb } from '../helpers/chdb.ts';
 import { type Infra, startInfra, waitCaughtUp } from './helpers.ts';
 
@@ -63,9 +70,12 @@ describe('tombstones through the runtime', () => {
   });
 
   const current = async (store: string) =>
-    (await db.query<{ id: string; title: string }>('SELECT toString(product_id) AS id, title FROM catalog_products_current WHERE store_id = {s:String} ORDER BY product_id', { s: store })).map(
-      (r) => [r.id, r.title],
-    );
+    (
+      await db.query<{ id: string; title: string }>(
+        'SELECT toString(product_id) AS id, title FROM catalog_products_current WHERE store_id = {s:String} ORDER BY product_id',
+        { s: store },
+      )
+    ).map((r) => [r.id, r.title]);
 
   it('the streams service creates the catalog topic with its compaction policy and a DLQ', async () => {
     const admin = infra.kafka.admin();
@@ -74,8 +84,13 @@ describe('tombstones through the runtime', () => {
       const topic = catalogTopic(infra, 'products');
       const names = await admin.listTopics();
       expect(names).toEqual(expect.arrayContaining([topic, `${topic}.dlq`]));
-      const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: 2, name: topic, configNames: ['cleanup.policy'] }] });
-      expect(described.resources[0].configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue).toBe('compact');
+      const described = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: 2, name: topic, configNames: ['cleanup.policy'] }],
+      });
+      expect(described.resources[0].configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue).toBe(
+        'compact',
+      );
     } finally {
       await admin.disconnect();
     }
@@ -106,7 +121,7 @@ describe('tombstones through the runtime', () => {
     ]);
     // the delete is a row of its own, versioned by the tombstone's record timestamp
     const rows = await db.query<{ is_deleted: number; updated_at: string; v: string }>(
-      "SELECT is_deleted, toString(updated_at) AS updated_at, toString(bitShiftRight(_version, 64)) AS v FROM catalog_products WHERE store_id = {s:String} AND product_id = 1 ORDER BY _version",
+      'SELECT is_deleted, toString(updated_at) AS updated_at, toString(bitShiftRight(_version, 64)) AS v FROM catalog_products WHERE store_id = {s:String} AND product_id = 1 ORDER BY _version',
       { s: store },
     );
     expect(rows).toEqual([
@@ -117,11 +132,19 @@ describe('tombstones through the runtime', () => {
     const topic = catalogTopic(infra, 'products');
     const dlq = await readDlq(infra, topic, 1, (m) => m.key?.startsWith(store) === true);
     expect(dlq.map((m) => [m.key, m.reason, m.processor, m.value])).toEqual([
-      [`${store}:not-a-product-id`, `invalid: tombstone: unrecognised products key "${store}:not-a-product-id"`, 'catalog_products', null],
+      [
+        `${store}:not-a-product-id`,
+        `invalid: tombstone: unrecognised products key "${store}:not-a-product-id"`,
+        'catalog_products',
+        null,
+      ],
     ]);
     // a compacted topic refuses records without a key (the broker answers INVALID_RECORD), so a keyless
     // tombstone can only come from a misconfigured topic: refused too
-    expect(catalogProductsProcessor.parseTombstone(null)).toEqual({ ok: false, reason: 'a tombstone without a record key' });
+    expect(catalogProductsProcessor.parseTombstone(null)).toEqual({
+      ok: false,
+      reason: 'a tombstone without a record key',
+    });
   });
 
   it('dead-letters a tombstone for a processor without parseTombstone, and keeps the partition flowing', async () => {
@@ -147,11 +170,16 @@ describe('tombstones through the runtime', () => {
       ],
     });
     await until(async () => {
-      const r = await db.query<{ n: string }>('SELECT count() AS n FROM rejected_events_raw WHERE store_id = {s:String}', { s: store });
+      const r = await db.query<{ n: string }>(
+        'SELECT count() AS n FROM rejected_events_raw WHERE store_id = {s:String}',
+        { s: store },
+      );
       return Number(r[0].n) === 1 ? true : undefined;
     });
     const dlq = await readDlq(infra, topic, 1, (m) => m.key === store);
-    expect(dlq.map((m) => [m.reason, m.processor, m.value])).toEqual([['empty: message has no value', 'rejected', null]]);
+    expect(dlq.map((m) => [m.reason, m.processor, m.value])).toEqual([
+      ['empty: message has no value', 'rejected', null],
+    ]);
   });
 
   it('never drops a tombstone as a duplicate of its key’s upsert (dedupKey is not asked for tombstones)', async () => {
@@ -169,11 +197,15 @@ describe('tombstones through the runtime', () => {
         return { ok: true, value: { id: `${v.store_id}:${v.product_id}`, deleted: false, title: v.title } };
       },
       parseTombstone(key) {
-        return key ? { ok: true, value: { id: key.toString(), deleted: true, title: '' } } : { ok: false, reason: 'no key' };
+        return key
+          ? { ok: true, value: { id: key.toString(), deleted: true, title: '' } }
+          : { ok: false, reason: 'no key' };
       },
       dedupKey: (v) => v.id,
       async process(batch) {
-        for (const d of batch) if (d.value.id.startsWith(`${store}:`)) seen.push({ offset: d.position.offset, value: d.value, tombstone: d.tombstone === true });
+        for (const d of batch)
+          if (d.value.id.startsWith(`${store}:`))
+            seen.push({ offset: d.position.offset, value: d.value, tombstone: d.tombstone === true });
         return { writes: [] };
       },
     };
@@ -187,7 +219,11 @@ describe('tombstones through the runtime', () => {
     const runner = new ProcessorRunner(probe, streams.deps, { ...streams.runOptions(), groupId: `test.${probe.name}` });
     await runner.start();
     try {
-      await waitCaughtUp(infra.kafka, [{ group: `test.${probe.name}`, topic: catalogTopic(infra, 'products') }], 30_000);
+      await waitCaughtUp(
+        infra.kafka,
+        [{ group: `test.${probe.name}`, topic: catalogTopic(infra, 'products') }],
+        30_000,
+      );
     } finally {
       await runner.stop();
     }

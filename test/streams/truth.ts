@@ -19,7 +19,8 @@ export function httpQuery(url: string): QueryFn {
 
 const toMap = (rows: Record<string, unknown>[], keyCols: string[], valCol: string, asString = false) => {
   const out: Record<string, number | string> = {};
-  for (const r of rows) out[keyCols.map((c) => String(r[c])).join('|')] = asString ? String(r[valCol]) : Number(r[valCol]);
+  for (const r of rows)
+    out[keyCols.map((c) => String(r[c])).join('|')] = asString ? String(r[valCol]) : Number(r[valCol]);
   return out;
 };
 
@@ -32,7 +33,9 @@ export function fixed6(v: string): string {
 export async function readAggregates(q: QueryFn, suffix = ''): Promise<Truth> {
   const t = (name: string) => `${name}${suffix}`;
   const revenue = toMap(
-    await q(`SELECT store_id, product_id, toString(sum(revenue)) AS v FROM ${t('product_daily_sales')} GROUP BY store_id, product_id HAVING sum(revenue) != 0`),
+    await q(
+      `SELECT store_id, product_id, toString(sum(revenue)) AS v FROM ${t('product_daily_sales')} GROUP BY store_id, product_id HAVING sum(revenue) != 0`,
+    ),
     ['store_id', 'product_id'],
     'v',
     true,
@@ -43,44 +46,69 @@ export async function readAggregates(q: QueryFn, suffix = ''): Promise<Truth> {
     `SELECT store_id, product_id, sum(views) AS views, sum(clicks) AS clicks, sum(add_to_carts) AS add_to_carts, sum(impressions) AS impressions
      FROM ${t('product_daily_engagement')} GROUP BY store_id, product_id`,
   );
-  const engagement = (col: string) => toMap(engagementRows.filter((r) => Number(r[col]) > 0), ['store_id', 'product_id'], col) as Record<string, number>;
+  const engagement = (col: string) =>
+    toMap(
+      engagementRows.filter((r) => Number(r[col]) > 0),
+      ['store_id', 'product_id'],
+      col,
+    ) as Record<string, number>;
   return {
-    eventsRaw: toMap(await q(`SELECT store_id, count() AS v FROM ${t('events_raw')} GROUP BY store_id`), ['store_id'], 'v') as Record<string, number>,
+    eventsRaw: toMap(
+      await q(`SELECT store_id, count() AS v FROM ${t('events_raw')} GROUP BY store_id`),
+      ['store_id'],
+      'v',
+    ) as Record<string, number>,
     views: engagement('views'),
     clicks: engagement('clicks'),
     addToCarts: engagement('add_to_carts'),
     impressions: engagement('impressions'),
     coView: toMap(
-      await q(`SELECT store_id, product_a, product_b, sum(sessions) AS v FROM ${t('co_view_pairs')} GROUP BY store_id, product_a, product_b HAVING v != 0`),
+      await q(
+        `SELECT store_id, product_a, product_b, sum(sessions) AS v FROM ${t('co_view_pairs')} GROUP BY store_id, product_a, product_b HAVING v != 0`,
+      ),
       ['store_id', 'product_a', 'product_b'],
       'v',
     ) as Record<string, number>,
     coCart: toMap(
-      await q(`SELECT store_id, product_a, product_b, sum(sessions) AS v FROM ${t('co_cart_pairs')} GROUP BY store_id, product_a, product_b HAVING v != 0`),
+      await q(
+        `SELECT store_id, product_a, product_b, sum(sessions) AS v FROM ${t('co_cart_pairs')} GROUP BY store_id, product_a, product_b HAVING v != 0`,
+      ),
       ['store_id', 'product_a', 'product_b'],
       'v',
     ) as Record<string, number>,
     searchedViewed: toMap(
-      await q(`SELECT store_id, query, product_id, sum(sessions) AS v FROM ${t('searched_then_viewed')} GROUP BY store_id, query, product_id HAVING v != 0`),
+      await q(
+        `SELECT store_id, query, product_id, sum(sessions) AS v FROM ${t('searched_then_viewed')} GROUP BY store_id, query, product_id HAVING v != 0`,
+      ),
       ['store_id', 'query', 'product_id'],
       'v',
     ) as Record<string, number>,
     viewedBought: toMap(
-      await q(`SELECT store_id, viewed_id, bought_id, sum(purchases) AS v FROM ${t('viewed_then_bought')} GROUP BY store_id, viewed_id, bought_id HAVING v != 0`),
+      await q(
+        `SELECT store_id, viewed_id, bought_id, sum(purchases) AS v FROM ${t('viewed_then_bought')} GROUP BY store_id, viewed_id, bought_id HAVING v != 0`,
+      ),
       ['store_id', 'viewed_id', 'bought_id'],
       'v',
     ) as Record<string, number>,
     searchedPurchased: toMap(
-      await q(`SELECT store_id, query, product_id, sum(purchases) AS v FROM ${t('searched_then_purchased')} GROUP BY store_id, query, product_id HAVING v != 0`),
+      await q(
+        `SELECT store_id, query, product_id, sum(purchases) AS v FROM ${t('searched_then_purchased')} GROUP BY store_id, query, product_id HAVING v != 0`,
+      ),
       ['store_id', 'query', 'product_id'],
       'v',
     ) as Record<string, number>,
     sessions: toMap(
-      await q(`SELECT store_id, count() AS v FROM (SELECT store_id, session_id, seq FROM ${t('sessions')} GROUP BY store_id, session_id, seq) GROUP BY store_id`),
+      await q(
+        `SELECT store_id, count() AS v FROM (SELECT store_id, session_id, seq FROM ${t('sessions')} GROUP BY store_id, session_id, seq) GROUP BY store_id`,
+      ),
       ['store_id'],
       'v',
     ) as Record<string, number>,
-    sessionEvents: toMap(await q(`SELECT store_id, sum(events) AS v FROM ${t('sessions')} GROUP BY store_id`), ['store_id'], 'v') as Record<string, number>,
+    sessionEvents: toMap(
+      await q(`SELECT store_id, sum(events) AS v FROM ${t('sessions')} GROUP BY store_id`),
+      ['store_id'],
+      'v',
+    ) as Record<string, number>,
     trending: toMap(
       await q(
         `SELECT store_id, country, toString(bucket) AS b, query, uniqExactMerge(voters) AS v FROM ${t('trending_queries_hourly')} GROUP BY store_id, country, b, query`,
@@ -88,20 +116,30 @@ export async function readAggregates(q: QueryFn, suffix = ''): Promise<Truth> {
       ['store_id', 'country', 'b', 'query'],
       'v',
     ) as Record<string, number>,
-    searches: toMap(await q(`SELECT store_id, sum(searches) AS v FROM ${t('searches_served_daily')} GROUP BY store_id`), ['store_id'], 'v') as Record<string, number>,
+    searches: toMap(
+      await q(`SELECT store_id, sum(searches) AS v FROM ${t('searches_served_daily')} GROUP BY store_id`),
+      ['store_id'],
+      'v',
+    ) as Record<string, number>,
     units: toMap(
-      await q(`SELECT store_id, product_id, sum(units) AS v FROM ${t('product_daily_sales')} GROUP BY store_id, product_id HAVING v != 0`),
+      await q(
+        `SELECT store_id, product_id, sum(units) AS v FROM ${t('product_daily_sales')} GROUP BY store_id, product_id HAVING v != 0`,
+      ),
       ['store_id', 'product_id'],
       'v',
     ) as Record<string, number>,
     orders: toMap(
-      await q(`SELECT store_id, product_id, sum(orders) AS v FROM ${t('product_daily_sales')} GROUP BY store_id, product_id HAVING v != 0`),
+      await q(
+        `SELECT store_id, product_id, sum(orders) AS v FROM ${t('product_daily_sales')} GROUP BY store_id, product_id HAVING v != 0`,
+      ),
       ['store_id', 'product_id'],
       'v',
     ) as Record<string, number>,
     revenue,
     coPurchase: toMap(
-      await q(`SELECT store_id, product_a, product_b, sum(orders) AS v FROM ${t('co_purchase_pairs')} GROUP BY store_id, product_a, product_b HAVING v != 0`),
+      await q(
+        `SELECT store_id, product_a, product_b, sum(orders) AS v FROM ${t('co_purchase_pairs')} GROUP BY store_id, product_a, product_b HAVING v != 0`,
+      ),
       ['store_id', 'product_a', 'product_b'],
       'v',
     ) as Record<string, number>,

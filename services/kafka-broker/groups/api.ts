@@ -56,7 +56,10 @@ export interface OffsetCommitRequest {
   generationId: number;
   memberId: string;
   groupInstanceId: string | null;
-  topics: { name: string; partitions: { partition: number; offset: bigint; leaderEpoch: number; metadata: string | null }[] }[];
+  topics: {
+    name: string;
+    partitions: { partition: number; offset: bigint; leaderEpoch: number; metadata: string | null }[];
+  }[];
 }
 
 export interface OffsetCommitResponse {
@@ -74,7 +77,13 @@ export interface OffsetFetchResponse {
   topics: {
     name: string;
     /** offset -1n when nothing is committed */
-    partitions: { partition: number; offset: bigint; leaderEpoch: number; metadata: string | null; errorCode: number }[];
+    partitions: {
+      partition: number;
+      offset: bigint;
+      leaderEpoch: number;
+      metadata: string | null;
+      errorCode: number;
+    }[];
   }[];
 }
 
@@ -100,7 +109,9 @@ export interface GroupCoordinator {
   join(req: JoinGroupRequest): Promise<JoinGroupResponse>;
   /** resolves when the leader's assignment is available */
   sync(req: SyncGroupRequest): Promise<SyncGroupResponse>;
-  heartbeat(req: { groupId: string; generationId: number; memberId: string; groupInstanceId: string | null }): { errorCode: number };
+  heartbeat(req: { groupId: string; generationId: number; memberId: string; groupInstanceId: string | null }): {
+    errorCode: number;
+  };
   leave(req: { groupId: string; members: { memberId: string; groupInstanceId: string | null }[] }): {
     errorCode: number;
     members: { memberId: string; groupInstanceId: string | null; errorCode: number }[];

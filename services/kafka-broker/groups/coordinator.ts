@@ -18,7 +18,14 @@ import type {
   SyncGroupRequest,
   SyncGroupResponse,
 } from './api.ts';
-import { type BatchRecord, encodeGroupKey, encodeGroupValue, encodeOffsetKey, encodeOffsetValue, type GroupValue } from './offsets-codec.ts';
+import {
+  type BatchRecord,
+  encodeGroupKey,
+  encodeGroupValue,
+  encodeOffsetKey,
+  encodeOffsetValue,
+  type GroupValue,
+} from './offsets-codec.ts';
 import {
   ensureOffsetsTopic,
   type Logger,
@@ -283,7 +290,8 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
       writes.push(this.writeRecords(group.groupId, records));
     }
     const outcomes = await Promise.all(writes);
-    if (outcomes.some((o) => o.errorCode !== 0)) this.logger.warn({}, 'group coordinator: failed to persist some expired offsets');
+    if (outcomes.some((o) => o.errorCode !== 0))
+      this.logger.warn({}, 'group coordinator: failed to persist some expired offsets');
     if (expired > 0) this.logger.info({ expired }, 'group coordinator: expired committed offsets');
     return expired;
   }
@@ -319,7 +327,8 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
       if (member.groupInstanceId !== null) group.staticMembers.set(member.groupInstanceId, member.memberId);
       this.scheduleSession(group, member);
     }
-    if (group.leaderId === null || !group.members.has(group.leaderId)) group.leaderId = group.members.keys().next().value ?? null;
+    if (group.leaderId === null || !group.members.has(group.leaderId))
+      group.leaderId = group.members.keys().next().value ?? null;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -369,7 +378,10 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
       const old = group.members.get(oldMemberId)!;
       const unchanged = protocolsMatch(old.protocols, req.protocols);
       const member = this.replaceStaticMember(group, old, newMemberId);
-      this.logger.info({ groupId: group.groupId, groupInstanceId: req.groupInstanceId, oldMemberId, newMemberId }, 'static member rejoined');
+      this.logger.info(
+        { groupId: group.groupId, groupInstanceId: req.groupInstanceId, oldMemberId, newMemberId },
+        'static member rejoined',
+      );
       member.clientId = req.clientId;
       member.clientHost = req.clientHost;
       member.sessionTimeoutMs = req.sessionTimeoutMs;
@@ -401,13 +413,15 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
 
   private joinKnownMember(group: Group, req: JoinGroupRequest): Promise<JoinGroupResponse> | JoinGroupResponse {
     const memberId = req.memberId;
-    if (!this.supportsProtocols(group, req, memberId)) return joinError(memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
+    if (!this.supportsProtocols(group, req, memberId))
+      return joinError(memberId, ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     if (group.pendingMembers.has(memberId)) {
       clearTimeout(group.pendingMembers.get(memberId));
       group.pendingMembers.delete(memberId);
       return this.addMemberAndRebalance(group, req, memberId);
     }
-    if (group.isStaticMemberFenced(memberId, req.groupInstanceId)) return joinError(memberId, ErrorCode.FENCED_INSTANCE_ID);
+    if (group.isStaticMemberFenced(memberId, req.groupInstanceId))
+      return joinError(memberId, ErrorCode.FENCED_INSTANCE_ID);
     const member = group.members.get(memberId);
     if (!member || (req.groupInstanceId !== null && !group.staticMembers.has(req.groupInstanceId))) {
       return joinError(memberId, ErrorCode.UNKNOWN_MEMBER_ID);
@@ -494,7 +508,8 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
     const oldSync = old.syncWaiter;
     const member: Member = { ...old, memberId: newMemberId, joinWaiter: null, syncWaiter: null, timer: null };
     const rebuilt = new Map<string, Member>();
-    for (const [id, m] of group.members) rebuilt.set(id === old.memberId ? newMemberId : id, id === old.memberId ? member : m);
+    for (const [id, m] of group.members)
+      rebuilt.set(id === old.memberId ? newMemberId : id, id === old.memberId ? member : m);
     group.members = rebuilt;
     if (old.groupInstanceId !== null) group.staticMembers.set(old.groupInstanceId, newMemberId);
     if (group.leaderId === old.memberId) group.leaderId = newMemberId;
@@ -579,7 +594,8 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
   }
 
   private tryCompleteJoin(group: Group): void {
-    if (group.state === 'PreparingRebalance' && group.initialDelay === null && group.allMembersJoined()) this.completeJoin(group);
+    if (group.state === 'PreparingRebalance' && group.initialDelay === null && group.allMembersJoined())
+      this.completeJoin(group);
   }
 
   private completeJoin(group: Group): void {
@@ -589,7 +605,10 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
     // dynamic members that did not rejoin in time are dropped; static members are kept
     for (const m of [...group.members.values()]) {
       if (m.joinWaiter === null && m.groupInstanceId === null) {
-        this.logger.info({ groupId: group.groupId, memberId: m.memberId }, 'group coordinator: member did not rejoin, removing it');
+        this.logger.info(
+          { groupId: group.groupId, memberId: m.memberId },
+          'group coordinator: member did not rejoin, removing it',
+        );
         this.removeMember(group, m);
       }
     }
@@ -608,14 +627,23 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
       group.protocolName = null;
       group.leaderId = null;
       this.transition(group, 'Empty');
-      this.logger.info({ groupId: group.groupId, generationId: group.generationId }, 'group coordinator: group is now empty');
+      this.logger.info(
+        { groupId: group.groupId, generationId: group.generationId },
+        'group coordinator: group is now empty',
+      );
       this.persistGroup(group);
       return;
     }
     group.protocolName = this.selectProtocol(group);
     this.transition(group, 'CompletingRebalance');
     this.logger.info(
-      { groupId: group.groupId, generationId: group.generationId, protocol: group.protocolName, members: group.members.size, leader: group.leaderId },
+      {
+        groupId: group.groupId,
+        generationId: group.generationId,
+        protocol: group.protocolName,
+        members: group.members.size,
+        leader: group.leaderId,
+      },
       'group coordinator: join phase complete',
     );
     group.pendingSync = new Set(group.members.keys());
@@ -633,7 +661,9 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
   /** protocols every member supports; each member votes for its most preferred one of those */
   private selectProtocol(group: Group): string {
     const members = [...group.members.values()];
-    const candidates = members[0].protocols.map((p) => p.name).filter((name) => members.every((m) => m.protocols.some((p) => p.name === name)));
+    const candidates = members[0].protocols
+      .map((p) => p.name)
+      .filter((name) => members.every((m) => m.protocols.some((p) => p.name === name)));
     if (candidates.length === 0) return members[0].protocols[0]?.name ?? '';
     const votes = new Map<string, number>();
     for (const m of members) {
@@ -652,7 +682,10 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
     const missing = [...group.pendingSync];
     group.pendingSync.clear();
     if (missing.length === 0) return;
-    this.logger.info({ groupId: group.groupId, members: missing }, 'group coordinator: members did not sync in time, removing them');
+    this.logger.info(
+      { groupId: group.groupId, members: missing },
+      'group coordinator: members did not sync in time, removing them',
+    );
     for (const id of missing) {
       const m = group.members.get(id);
       if (m) this.removeMember(group, m);
@@ -696,13 +729,19 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
     member.timer = null;
     if (this.closed || group.members.get(member.memberId) !== member) return;
     if (member.isNew && member.joinWaiter !== null) {
-      this.logger.info({ groupId: group.groupId, memberId: member.memberId }, 'group coordinator: new member join timed out');
+      this.logger.info(
+        { groupId: group.groupId, memberId: member.memberId },
+        'group coordinator: new member join timed out',
+      );
     } else if (member.joinWaiter !== null || member.syncWaiter !== null) {
       // a member blocked in JoinGroup/SyncGroup cannot heartbeat: keep it alive
       this.scheduleSession(group, member);
       return;
     } else {
-      this.logger.info({ groupId: group.groupId, memberId: member.memberId }, 'group coordinator: member session expired');
+      this.logger.info(
+        { groupId: group.groupId, memberId: member.memberId },
+        'group coordinator: member session expired',
+      );
     }
     this.removeMember(group, member);
     this.afterMemberRemoved(group, `member ${member.memberId} expired`);
@@ -764,7 +803,10 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
     const member = group.members.get(req.memberId);
     if (!member) return syncError(ErrorCode.UNKNOWN_MEMBER_ID);
     if (req.generationId !== group.generationId) return syncError(ErrorCode.ILLEGAL_GENERATION);
-    if ((req.protocolType !== null && req.protocolType !== group.protocolType) || (req.protocolName !== null && req.protocolName !== group.protocolName)) {
+    if (
+      (req.protocolType !== null && req.protocolType !== group.protocolType) ||
+      (req.protocolName !== null && req.protocolName !== group.protocolName)
+    ) {
       return syncError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL);
     }
     switch (group.state) {
@@ -773,7 +815,12 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
       case 'Stable':
         this.markSynced(group, member.memberId);
         this.scheduleSession(group, member);
-        return { errorCode: ErrorCode.NONE, protocolType: group.protocolType, protocolName: group.protocolName, assignment: member.assignment };
+        return {
+          errorCode: ErrorCode.NONE,
+          protocolType: group.protocolType,
+          protocolName: group.protocolName,
+          assignment: member.assignment,
+        };
       case 'CompletingRebalance':
         return new Promise((resolve) => {
           const previous = member.syncWaiter;
@@ -792,24 +839,35 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
     for (const a of assignments) byMember.set(a.memberId, a.assignment);
     for (const m of group.members.values()) m.assignment = byMember.get(m.memberId) ?? EMPTY;
     this.transition(group, 'Stable');
-    this.logger.info({ groupId: group.groupId, generationId: group.generationId }, 'group coordinator: group is stable');
+    this.logger.info(
+      { groupId: group.groupId, generationId: group.generationId },
+      'group coordinator: group is stable',
+    );
     for (const m of group.members.values()) {
       const w = m.syncWaiter;
       if (!w) continue;
       m.syncWaiter = null;
-      w({ errorCode: ErrorCode.NONE, protocolType: group.protocolType, protocolName: group.protocolName, assignment: m.assignment });
+      w({
+        errorCode: ErrorCode.NONE,
+        protocolType: group.protocolType,
+        protocolName: group.protocolName,
+        assignment: m.assignment,
+      });
       this.scheduleSession(group, m);
     }
     this.persistGroup(group);
   }
 
-  heartbeat(req: { groupId: string; generationId: number; memberId: string; groupInstanceId: string | null }): { errorCode: number } {
+  heartbeat(req: { groupId: string; generationId: number; memberId: string; groupInstanceId: string | null }): {
+    errorCode: number;
+  } {
     if (this.closed) return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE };
     if (!req.groupId) return { errorCode: ErrorCode.INVALID_GROUP_ID };
     const group = this.groups.get(req.groupId);
     if (!group) return { errorCode: ErrorCode.UNKNOWN_MEMBER_ID };
     if (group.state === 'Dead') return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE };
-    if (group.isStaticMemberFenced(req.memberId, req.groupInstanceId)) return { errorCode: ErrorCode.FENCED_INSTANCE_ID };
+    if (group.isStaticMemberFenced(req.memberId, req.groupInstanceId))
+      return { errorCode: ErrorCode.FENCED_INSTANCE_ID };
     const member = group.members.get(req.memberId);
     if (!member) return { errorCode: ErrorCode.UNKNOWN_MEMBER_ID };
     if (req.generationId !== group.generationId) return { errorCode: ErrorCode.ILLEGAL_GENERATION };
@@ -839,11 +897,13 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
       groupInstanceId: m.groupInstanceId,
       errorCode,
     });
-    if (!group) return { errorCode: ErrorCode.NONE, members: req.members.map((m) => result(m, ErrorCode.UNKNOWN_MEMBER_ID)) };
+    if (!group)
+      return { errorCode: ErrorCode.NONE, members: req.members.map((m) => result(m, ErrorCode.UNKNOWN_MEMBER_ID)) };
     if (group.state === 'Dead') return { errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, members: [] };
     let removed = 0;
     const members = req.members.map((lm) => {
-      if (lm.memberId !== '' && group.isStaticMemberFenced(lm.memberId, lm.groupInstanceId)) return result(lm, ErrorCode.FENCED_INSTANCE_ID);
+      if (lm.memberId !== '' && group.isStaticMemberFenced(lm.memberId, lm.groupInstanceId))
+        return result(lm, ErrorCode.FENCED_INSTANCE_ID);
       if (group.pendingMembers.has(lm.memberId)) {
         clearTimeout(group.pendingMembers.get(lm.memberId));
         group.pendingMembers.delete(lm.memberId);
@@ -898,14 +958,23 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
           : [],
     };
     this.seq++;
-    void this.writeRecords(group.groupId, [{ key: encodeGroupKey(group.groupId), value: encodeGroupValue(value) }]).then((o) => {
-      if (o.errorCode !== 0) this.logger.warn({ groupId: group.groupId, errorCode: o.errorCode }, 'group coordinator: failed to persist group metadata');
+    void this.writeRecords(group.groupId, [
+      { key: encodeGroupKey(group.groupId), value: encodeGroupValue(value) },
+    ]).then((o) => {
+      if (o.errorCode !== 0)
+        this.logger.warn(
+          { groupId: group.groupId, errorCode: o.errorCode },
+          'group coordinator: failed to persist group metadata',
+        );
     });
   }
 
   async commitOffsets(req: OffsetCommitRequest): Promise<OffsetCommitResponse> {
     const all = (errorCode: number): OffsetCommitResponse => ({
-      topics: req.topics.map((t) => ({ name: t.name, partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode })) })),
+      topics: req.topics.map((t) => ({
+        name: t.name,
+        partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode })),
+      })),
     });
     if (this.closed) return all(ErrorCode.COORDINATOR_NOT_AVAILABLE);
     let group = this.groups.get(req.groupId);
@@ -931,7 +1000,12 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
 
     const timestamp = this.now();
     const records: BatchRecord[] = [];
-    const pending: { topic: string; partition: number; value: Omit<CommittedOffset, 'seq'>; out: { errorCode: number } }[] = [];
+    const pending: {
+      topic: string;
+      partition: number;
+      value: Omit<CommittedOffset, 'seq'>;
+      out: { errorCode: number };
+    }[] = [];
     const response: OffsetCommitResponse = { topics: [] };
     for (const t of req.topics) {
       const info = this.log.getTopic(t.name);
@@ -1014,7 +1088,14 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
 
   describeGroups(groupIds: string[]): DescribedGroup[] {
     return groupIds.map((groupId) => {
-      const dead: DescribedGroup = { errorCode: ErrorCode.NONE, groupId, groupState: 'Dead', protocolType: '', protocolData: '', members: [] };
+      const dead: DescribedGroup = {
+        errorCode: ErrorCode.NONE,
+        groupId,
+        groupState: 'Dead',
+        protocolType: '',
+        protocolData: '',
+        members: [],
+      };
       if (this.closed) return { ...dead, errorCode: ErrorCode.COORDINATOR_NOT_AVAILABLE, groupState: '' };
       const group = this.groups.get(groupId);
       if (!group) return dead;
@@ -1072,7 +1153,8 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
       // DeleteGroups is synchronous in the contract: the tombstones are queued (ordered before any
       // later write for this group) and become durable shortly after
       void this.writeRecords(groupId, records).then((o) => {
-        if (o.errorCode !== 0) this.logger.warn({ groupId, errorCode: o.errorCode }, 'group coordinator: failed to persist group deletion');
+        if (o.errorCode !== 0)
+          this.logger.warn({ groupId, errorCode: o.errorCode }, 'group coordinator: failed to persist group deletion');
       });
       this.logger.info({ groupId, offsets: count }, 'group coordinator: group deleted');
       return { groupId, errorCode: ErrorCode.NONE };
@@ -1085,7 +1167,10 @@ export class ClassicGroupCoordinator implements GroupCoordinator {
     for (const group of [...this.groups.values()]) {
       const parts = group.offsets.get(topic);
       if (!parts) continue;
-      const records: BatchRecord[] = [...parts.keys()].map((p) => ({ key: encodeOffsetKey(group.groupId, topic, p), value: null }));
+      const records: BatchRecord[] = [...parts.keys()].map((p) => ({
+        key: encodeOffsetKey(group.groupId, topic, p),
+        value: null,
+      }));
       group.offsets.delete(topic);
       if (group.state === 'Empty' && group.offsets.size === 0 && group.pendingMembers.size === 0) {
         // an empty group left without offsets is gone (as Kafka's cleanup does)

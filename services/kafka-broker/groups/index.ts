@@ -15,7 +15,9 @@ export type { Logger } from './offsets-log.ts';
  * on GroupCoordinatorOptions.
  */
 export async function createGroupCoordinator(
-  opts: { log: LogStore; now?: () => number; logger?: Logger } & Partial<Omit<GroupCoordinatorOptions, 'log' | 'now' | 'logger'>>,
+  opts: { log: LogStore; now?: () => number; logger?: Logger } & Partial<
+    Omit<GroupCoordinatorOptions, 'log' | 'now' | 'logger'>
+  >,
 ): Promise<GroupCoordinator> {
   const coordinator = new ClassicGroupCoordinator(opts);
   await coordinator.start();

@@ -11,7 +11,14 @@
 //       rebalanceTimeout int32, sessionTimeout int32, subscription bytes, assignment bytes]
 // A null value (tombstone) deletes the key; the topic is compacted.
 
-import { decodeBatchRecords, encodeRecordBatch, isControl, lastOffsetOf, readBatchHeader, splitBatches } from '../storage/record-batch.ts';
+import {
+  decodeBatchRecords,
+  encodeRecordBatch,
+  isControl,
+  lastOffsetOf,
+  readBatchHeader,
+  splitBatches,
+} from '../storage/record-batch.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Keys and values
@@ -247,7 +254,16 @@ export function decodeGroupValue(buf: Buffer): GroupValue {
     }
     const subscription = r.bytes();
     const assignment = r.bytes();
-    members.push({ memberId, groupInstanceId, clientId, clientHost, rebalanceTimeoutMs, sessionTimeoutMs, subscription, assignment });
+    members.push({
+      memberId,
+      groupInstanceId,
+      clientId,
+      clientHost,
+      rebalanceTimeoutMs,
+      sessionTimeoutMs,
+      subscription,
+      assignment,
+    });
   }
   return { protocolType, generationId, protocolName, leaderId, currentStateTimestamp, members };
 }
@@ -276,7 +292,11 @@ export interface DecodedBatch {
 }
 
 /** Uncompressed magic-2 batches (no producer id) of at most ~maxBatchBytes each, concatenated. */
-export async function encodeRecordBatches(records: BatchRecord[], timestampMs: number, maxBatchBytes = 512 * 1024): Promise<Buffer> {
+export async function encodeRecordBatches(
+  records: BatchRecord[],
+  timestampMs: number,
+  maxBatchBytes = 512 * 1024,
+): Promise<Buffer> {
   const groups: BatchRecord[][] = [];
   let current: BatchRecord[] = [];
   let size = 0;
@@ -302,7 +322,12 @@ export async function decodeRecordBatches(buf: Buffer): Promise<DecodedBatch[]> 
   for (const slice of splitBatches(buf)) {
     const h = readBatchHeader(slice, 0);
     if (h.magic !== 2) continue;
-    const batch: DecodedBatch = { baseOffset: h.baseOffset, lastOffset: lastOffsetOf(h), isControl: isControl(h.attributes), records: [] };
+    const batch: DecodedBatch = {
+      baseOffset: h.baseOffset,
+      lastOffset: lastOffsetOf(h),
+      isControl: isControl(h.attributes),
+      records: [],
+    };
     if (!batch.isControl) {
       const { records } = await decodeBatchRecords(slice);
       batch.records = records.map((r) => ({

@@ -66,13 +66,21 @@ export class PartitionWriter {
         const res = await this.store.append(await encodeRecordBatches(records, this.now()));
         if (res.errorCode !== 0) {
           this.logger.warn(
-            { topic: this.store.topic, partition: this.store.partition, errorCode: res.errorCode, errorMessage: res.errorMessage },
+            {
+              topic: this.store.topic,
+              partition: this.store.partition,
+              errorCode: res.errorCode,
+              errorMessage: res.errorMessage,
+            },
             'group coordinator: append to offsets topic failed',
           );
         }
         errorCode = mapAppendError(res.errorCode);
       } catch (err) {
-        this.logger.warn({ err, topic: this.store.topic, partition: this.store.partition }, 'group coordinator: append to offsets topic threw');
+        this.logger.warn(
+          { err, topic: this.store.topic, partition: this.store.partition },
+          'group coordinator: append to offsets topic threw',
+        );
         errorCode = 15;
       }
       for (const w of batch) w.resolve({ errorCode });
@@ -99,7 +107,12 @@ export function partitionForGroup(groupId: string, partitions: number): number {
   return (h & 0x7fffffff) % partitions;
 }
 
-export async function ensureOffsetsTopic(log: LogStore, name: string, partitions: number, logger: Logger): Promise<TopicInfo> {
+export async function ensureOffsetsTopic(
+  log: LogStore,
+  name: string,
+  partitions: number,
+  logger: Logger,
+): Promise<TopicInfo> {
   const existing = log.getTopic(name);
   if (existing) return existing;
   try {
@@ -107,7 +120,13 @@ export async function ensureOffsetsTopic(log: LogStore, name: string, partitions
       name,
       partitions,
       // 100 MiB segments (Kafka's offsets.topic.segment.bytes) so compaction gets sealed segments to clean
-      { cleanupPolicy: 'compact', maxMessageBytes: 16 * 1024 * 1024, retentionMs: -1, retentionBytes: -1, segmentBytes: 100 * 1024 * 1024 },
+      {
+        cleanupPolicy: 'compact',
+        maxMessageBytes: 16 * 1024 * 1024,
+        retentionMs: -1,
+        retentionBytes: -1,
+        segmentBytes: 100 * 1024 * 1024,
+      },
       true,
     );
     logger.info({ topic: name, partitions }, 'group coordinator: created offsets topic');
@@ -123,7 +142,11 @@ export async function ensureOffsetsTopic(log: LogStore, name: string, partitions
 const REPLAY_FETCH_BYTES = 4 * 1024 * 1024;
 
 /** Reads one partition of the offsets topic from its start and folds it into `groups`. */
-export async function replayPartition(store: PartitionStore, groups: Map<string, ReplayedGroup>, logger: Logger): Promise<number> {
+export async function replayPartition(
+  store: PartitionStore,
+  groups: Map<string, ReplayedGroup>,
+  logger: Logger,
+): Promise<number> {
   let offset = store.logStartOffset();
   const end = store.highWatermark();
   let applied = 0;
@@ -142,7 +165,10 @@ export async function replayPartition(store: PartitionStore, groups: Map<string,
       continue;
     }
     if (res.errorCode !== 0) {
-      logger.warn({ topic: store.topic, partition: store.partition, offset, errorCode: res.errorCode }, 'group coordinator: replay read failed');
+      logger.warn(
+        { topic: store.topic, partition: store.partition, offset, errorCode: res.errorCode },
+        'group coordinator: replay read failed',
+      );
       break;
     }
     let progressed = false;
@@ -195,7 +221,10 @@ export async function replayPartition(store: PartitionStore, groups: Map<string,
       }
     }
     if (!progressed) {
-      logger.warn({ topic: store.topic, partition: store.partition, offset }, 'group coordinator: replay made no progress, stopping');
+      logger.warn(
+        { topic: store.topic, partition: store.partition, offset },
+        'group coordinator: replay made no progress, stopping',
+      );
       break;
     }
   }

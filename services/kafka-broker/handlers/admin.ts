@@ -4,11 +4,30 @@ import type { AlterConfigsRequest, AlterConfigsResponse } from '../protocol/apis
 import type { CreatePartitionsRequest, CreatePartitionsResponse } from '../protocol/apis/create-partitions.ts';
 import type { CreatableTopicResult, CreateTopicsRequest } from '../protocol/apis/create-topics.ts';
 import type { DeleteTopicsResponse } from '../protocol/apis/delete-topics.ts';
-import type { DescribeConfigsRequest, DescribeConfigsResult, DescribedConfig } from '../protocol/apis/describe-configs.ts';
+import type {
+  DescribeConfigsRequest,
+  DescribeConfigsResult,
+  DescribedConfig,
+} from '../protocol/apis/describe-configs.ts';
 import { ErrorCode } from '../protocol/errors.ts';
 import type { Handler } from '../server.ts';
-import { InvalidConfigError, InvalidPartitionsError, InvalidTopicError, TopicExistsError, type TopicConfig, type TopicInfo, UnknownTopicError } from '../storage/api.ts';
-import { configName, IGNORED_TOPIC_CONFIGS, parseTopicConfigEntry, parseTopicConfigs, TOPIC_CONFIG_DOCS, TOPIC_CONFIG_TYPES } from '../topic-config.ts';
+import {
+  InvalidConfigError,
+  InvalidPartitionsError,
+  InvalidTopicError,
+  TopicExistsError,
+  type TopicConfig,
+  type TopicInfo,
+  UnknownTopicError,
+} from '../storage/api.ts';
+import {
+  configName,
+  IGNORED_TOPIC_CONFIGS,
+  parseTopicConfigEntry,
+  parseTopicConfigs,
+  TOPIC_CONFIG_DOCS,
+  TOPIC_CONFIG_TYPES,
+} from '../topic-config.ts';
 import { invalidTopicName, type BrokerState } from './state.ts';
 
 const RESOURCE_TOPIC = 2;
@@ -55,8 +74,8 @@ function topicConfigEntries(
 function brokerConfigEntries(state: BrokerState, docs: boolean): DescribedConfig[] {
   const d = state.defaultTopicConfig;
   const entries: [string, string, number, string][] = [
-    ['node.id', String(state.nodeId), 3, 'this broker\'s id'],
-    ['broker.id', String(state.nodeId), 3, 'this broker\'s id'],
+    ['node.id', String(state.nodeId), 3, "this broker's id"],
+    ['broker.id', String(state.nodeId), 3, "this broker's id"],
     ['log.dirs', state.dataDir, 2, 'data directory'],
     ['num.partitions', String(state.defaultPartitions), 3, 'default partition count of auto-created topics'],
     ['auto.create.topics.enable', String(state.autoCreateTopics), 1, 'auto-create topics on metadata requests'],
@@ -95,16 +114,37 @@ export function describeConfigsHandler(
       if (res.resourceType === RESOURCE_TOPIC) {
         const info = state.store.getTopic(res.resourceName);
         if (!info) {
-          return { ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${res.resourceName} does not exist`, configs: [] };
+          return {
+            ...base,
+            errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+            errorMessage: `Topic ${res.resourceName} does not exist`,
+            configs: [],
+          };
         }
-        configs = topicConfigEntries(state, info.config, info.configOverrides, req.includeSynonyms, req.includeDocumentation);
+        configs = topicConfigEntries(
+          state,
+          info.config,
+          info.configOverrides,
+          req.includeSynonyms,
+          req.includeDocumentation,
+        );
       } else if (res.resourceType === RESOURCE_BROKER) {
         if (res.resourceName !== '' && res.resourceName !== String(state.nodeId)) {
-          return { ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unknown broker ${res.resourceName}`, configs: [] };
+          return {
+            ...base,
+            errorCode: ErrorCode.INVALID_REQUEST,
+            errorMessage: `Unknown broker ${res.resourceName}`,
+            configs: [],
+          };
         }
         configs = brokerConfigEntries(state, req.includeDocumentation);
       } else {
-        return { ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Unsupported resource type ${res.resourceType}`, configs: [] };
+        return {
+          ...base,
+          errorCode: ErrorCode.INVALID_REQUEST,
+          errorMessage: `Unsupported resource type ${res.resourceType}`,
+          configs: [],
+        };
       }
       if (res.configurationKeys !== null && res.configurationKeys.length > 0) {
         const keys = new Set(res.configurationKeys);
@@ -115,7 +155,9 @@ export function describeConfigsHandler(
   });
 }
 
-export function createTopicsHandler(state: BrokerState): Handler<CreateTopicsRequest, { topics: CreatableTopicResult[] }> {
+export function createTopicsHandler(
+  state: BrokerState,
+): Handler<CreateTopicsRequest, { topics: CreatableTopicResult[] }> {
   return async (_ctx, req) => {
     const counts = new Map<string, number>();
     for (const t of req.topics) counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
@@ -134,27 +176,45 @@ export function createTopicsHandler(state: BrokerState): Handler<CreateTopicsReq
           result.errorMessage = errorMessage;
           return result;
         };
-        if ((counts.get(t.name) ?? 0) > 1) return fail(ErrorCode.INVALID_REQUEST, `Topic ${t.name} appears more than once in the request`);
+        if ((counts.get(t.name) ?? 0) > 1)
+          return fail(ErrorCode.INVALID_REQUEST, `Topic ${t.name} appears more than once in the request`);
         const bad = invalidTopicName(t.name);
         if (bad) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, bad);
         let partitions = t.numPartitions;
         if (t.assignments.length > 0) {
           if (t.numPartitions !== -1 || t.replicationFactor !== -1) {
-            return fail(ErrorCode.INVALID_REQUEST, 'Both numPartitions or replicationFactor and manual assignment were set');
+            return fail(
+              ErrorCode.INVALID_REQUEST,
+              'Both numPartitions or replicationFactor and manual assignment were set',
+            );
           }
-          if (t.assignments.some((a, i) => a.partitionIndex !== i || a.brokerIds.length !== 1 || a.brokerIds[0] !== state.nodeId)) {
-            return fail(ErrorCode.INVALID_REPLICA_ASSIGNMENT, `This single-node broker only accepts assignments to broker ${state.nodeId}`);
+          if (
+            t.assignments.some(
+              (a, i) => a.partitionIndex !== i || a.brokerIds.length !== 1 || a.brokerIds[0] !== state.nodeId,
+            )
+          ) {
+            return fail(
+              ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+              `This single-node broker only accepts assignments to broker ${state.nodeId}`,
+            );
           }
           partitions = t.assignments.length;
         }
         if (partitions === -1) partitions = state.defaultPartitions;
         if (partitions <= 0) return fail(ErrorCode.INVALID_PARTITIONS, 'Number of partitions must be larger than 0.');
         if (partitions > state.maxPartitionsPerTopic) {
-          return fail(ErrorCode.INVALID_PARTITIONS, `Number of partitions is limited to ${state.maxPartitionsPerTopic} on this broker.`);
+          return fail(
+            ErrorCode.INVALID_PARTITIONS,
+            `Number of partitions is limited to ${state.maxPartitionsPerTopic} on this broker.`,
+          );
         }
         if (t.replicationFactor !== -1 && t.replicationFactor !== 1) {
-          if (t.replicationFactor <= 0) return fail(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.');
-          return fail(ErrorCode.INVALID_REPLICATION_FACTOR, `Replication factor: ${t.replicationFactor} larger than available brokers: 1.`);
+          if (t.replicationFactor <= 0)
+            return fail(ErrorCode.INVALID_REPLICATION_FACTOR, 'Replication factor must be larger than 0.');
+          return fail(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            `Replication factor: ${t.replicationFactor} larger than available brokers: 1.`,
+          );
         }
         let config: Partial<TopicConfig>;
         try {
@@ -162,14 +222,16 @@ export function createTopicsHandler(state: BrokerState): Handler<CreateTopicsReq
         } catch (err) {
           return fail(ErrorCode.INVALID_CONFIG, errorMessageOf(err));
         }
-        if (state.store.getTopic(t.name)) return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${t.name}' already exists.`);
+        if (state.store.getTopic(t.name))
+          return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${t.name}' already exists.`);
         let info: TopicInfo | undefined;
         if (!req.validateOnly) {
           try {
             info = await state.store.createTopic(t.name, partitions, config);
             state.logger.info({ topic: t.name, partitions, config }, 'created topic');
           } catch (err) {
-            if (err instanceof TopicExistsError) return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${t.name}' already exists.`);
+            if (err instanceof TopicExistsError)
+              return fail(ErrorCode.TOPIC_ALREADY_EXISTS, `Topic '${t.name}' already exists.`);
             if (err instanceof InvalidConfigError) return fail(ErrorCode.INVALID_CONFIG, err.message);
             if (err instanceof InvalidTopicError) return fail(ErrorCode.INVALID_TOPIC_EXCEPTION, err.message);
             if (err instanceof InvalidPartitionsError) return fail(ErrorCode.INVALID_PARTITIONS, err.message);
@@ -180,13 +242,15 @@ export function createTopicsHandler(state: BrokerState): Handler<CreateTopicsReq
         result.numPartitions = partitions;
         result.replicationFactor = 1;
         const effective = info?.config ?? { ...state.defaultTopicConfig, ...config };
-        result.configs = topicConfigEntries(state, effective, info?.configOverrides ?? config, false, false).map((c) => ({
-          name: c.name,
-          value: c.value,
-          readOnly: false,
-          configSource: c.configSource,
-          isSensitive: false,
-        }));
+        result.configs = topicConfigEntries(state, effective, info?.configOverrides ?? config, false, false).map(
+          (c) => ({
+            name: c.name,
+            value: c.value,
+            readOnly: false,
+            configSource: c.configSource,
+            isSensitive: false,
+          }),
+        );
         return result;
       }),
     );
@@ -194,17 +258,27 @@ export function createTopicsHandler(state: BrokerState): Handler<CreateTopicsReq
   };
 }
 
-export function deleteTopicsHandler(state: BrokerState): Handler<{ names: string[]; timeoutMs: number }, DeleteTopicsResponse> {
+export function deleteTopicsHandler(
+  state: BrokerState,
+): Handler<{ names: string[]; timeoutMs: number }, DeleteTopicsResponse> {
   return async (_ctx, req) => {
     const responses: DeleteTopicsResponse['responses'] = [];
     for (const name of req.names) {
       const info = state.store.getTopic(name);
       if (!info) {
-        responses.push({ name, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: 'This server does not host this topic-partition.' });
+        responses.push({
+          name,
+          errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+          errorMessage: 'This server does not host this topic-partition.',
+        });
         continue;
       }
       if (info.internal) {
-        responses.push({ name, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: `Internal topic ${name} cannot be deleted` });
+        responses.push({
+          name,
+          errorCode: ErrorCode.INVALID_REQUEST,
+          errorMessage: `Internal topic ${name} cannot be deleted`,
+        });
         continue;
       }
       try {
@@ -225,13 +299,19 @@ export function deleteTopicsHandler(state: BrokerState): Handler<{ names: string
   };
 }
 
-export function createPartitionsHandler(state: BrokerState): Handler<CreatePartitionsRequest, CreatePartitionsResponse> {
+export function createPartitionsHandler(
+  state: BrokerState,
+): Handler<CreatePartitionsRequest, CreatePartitionsResponse> {
   return async (_ctx, req) => {
     const results: CreatePartitionsResponse['results'] = [];
     for (const t of req.topics) {
       const info = state.store.getTopic(t.name);
       if (!info) {
-        results.push({ name: t.name, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${t.name} does not exist` });
+        results.push({
+          name: t.name,
+          errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+          errorMessage: `Topic ${t.name} does not exist`,
+        });
         continue;
       }
       if (t.count <= info.partitions) {
@@ -249,8 +329,10 @@ export function createPartitionsHandler(state: BrokerState): Handler<CreateParti
           await state.store.createPartitions(t.name, t.count);
           state.logger.info({ topic: t.name, partitions: t.count }, 'created partitions');
         } catch (err) {
-          const errorCode = err instanceof InvalidPartitionsError ? ErrorCode.INVALID_PARTITIONS : ErrorCode.UNKNOWN_SERVER_ERROR;
-          if (errorCode === ErrorCode.UNKNOWN_SERVER_ERROR) state.logger.error({ err, topic: t.name }, 'createPartitions failed');
+          const errorCode =
+            err instanceof InvalidPartitionsError ? ErrorCode.INVALID_PARTITIONS : ErrorCode.UNKNOWN_SERVER_ERROR;
+          if (errorCode === ErrorCode.UNKNOWN_SERVER_ERROR)
+            state.logger.error({ err, topic: t.name }, 'createPartitions failed');
           results.push({ name: t.name, errorCode, errorMessage: errorMessageOf(err) });
           continue;
         }
@@ -273,12 +355,20 @@ export function alterConfigsHandler(state: BrokerState): Handler<AlterConfigsReq
     for (const res of req.resources) {
       const base = { resourceType: res.resourceType, resourceName: res.resourceName };
       if (res.resourceType !== RESOURCE_TOPIC) {
-        responses.push({ ...base, errorCode: ErrorCode.INVALID_REQUEST, errorMessage: 'Only topic configs can be altered; broker configs are static' });
+        responses.push({
+          ...base,
+          errorCode: ErrorCode.INVALID_REQUEST,
+          errorMessage: 'Only topic configs can be altered; broker configs are static',
+        });
         continue;
       }
       const info = state.store.getTopic(res.resourceName);
       if (!info) {
-        responses.push({ ...base, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, errorMessage: `Topic ${res.resourceName} does not exist` });
+        responses.push({
+          ...base,
+          errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+          errorMessage: `Topic ${res.resourceName} does not exist`,
+        });
         continue;
       }
       try {
@@ -307,7 +397,8 @@ export function alterConfigsHandler(state: BrokerState): Handler<AlterConfigsReq
         responses.push({ ...base, errorCode: 0, errorMessage: null });
       } catch (err) {
         const errorCode = err instanceof InvalidConfigError ? ErrorCode.INVALID_CONFIG : ErrorCode.UNKNOWN_SERVER_ERROR;
-        if (errorCode !== ErrorCode.INVALID_CONFIG) state.logger.error({ err, topic: res.resourceName }, 'alter configs failed');
+        if (errorCode !== ErrorCode.INVALID_CONFIG)
+          state.logger.error({ err, topic: res.resourceName }, 'alter configs failed');
         responses.push({ ...base, errorCode, errorMessage: errorMessageOf(err) });
       }
     }

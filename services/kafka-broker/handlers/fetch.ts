@@ -32,7 +32,12 @@ export function fetchHandler(state: BrokerState): Handler<FetchRequest, FetchRes
           bytes: 0,
         };
         partitions.push(out);
-        wanted.push({ out, store: state.store.partition(t.name, p.index), fetchOffset: p.fetchOffset, maxBytes: p.maxBytes });
+        wanted.push({
+          out,
+          store: state.store.partition(t.name, p.index),
+          fetchOffset: p.fetchOffset,
+          maxBytes: p.maxBytes,
+        });
       }
     }
     const budget = Math.min(req.maxBytes > 0 ? req.maxBytes : 0x7fffffff, state.fetchMaxResponseBytes);

@@ -1,5 +1,13 @@
 // Consumer-group APIs: wire shapes in, GroupCoordinator calls, wire shapes out.
-import type { DescribedGroup, OffsetCommitRequest, OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse, SyncGroupRequest, SyncGroupResponse } from '../groups/api.ts';
+import type {
+  DescribedGroup,
+  OffsetCommitRequest,
+  OffsetCommitResponse,
+  OffsetFetchRequest,
+  OffsetFetchResponse,
+  SyncGroupRequest,
+  SyncGroupResponse,
+} from '../groups/api.ts';
 import type { HeartbeatRequest } from '../protocol/apis/heartbeat.ts';
 import type { JoinGroupWireRequest, JoinGroupWireResponse } from '../protocol/apis/join-group.ts';
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../protocol/apis/leave-group.ts';

@@ -102,11 +102,21 @@ export function findCoordinatorHandler(state: BrokerState): Handler<FindCoordina
   return (_ctx, req) => ({
     coordinators: req.keys.map((key) => {
       if (req.keyType === KEY_TYPE_GROUP) {
-        return { key, nodeId: state.nodeId, host: state.advertisedHost, port: state.port, errorCode: 0, errorMessage: null };
+        return {
+          key,
+          nodeId: state.nodeId,
+          host: state.advertisedHost,
+          port: state.port,
+          errorCode: 0,
+          errorMessage: null,
+        };
       }
-      const errorCode = req.keyType === KEY_TYPE_TRANSACTION ? ErrorCode.COORDINATOR_NOT_AVAILABLE : ErrorCode.INVALID_REQUEST;
+      const errorCode =
+        req.keyType === KEY_TYPE_TRANSACTION ? ErrorCode.COORDINATOR_NOT_AVAILABLE : ErrorCode.INVALID_REQUEST;
       const errorMessage =
-        req.keyType === KEY_TYPE_TRANSACTION ? 'transactions are not supported by this broker' : `unknown key type ${req.keyType}`;
+        req.keyType === KEY_TYPE_TRANSACTION
+          ? 'transactions are not supported by this broker'
+          : `unknown key type ${req.keyType}`;
       return { key, nodeId: -1, host: '', port: -1, errorCode, errorMessage };
     }),
   });

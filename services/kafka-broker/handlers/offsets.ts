@@ -59,11 +59,13 @@ export function deleteRecordsHandler(state: BrokerState): Handler<DeleteRecordsR
             if (!store) return { index: p.index, lowWatermark: -1n, errorCode: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
             const hw = store.highWatermark();
             const offset = p.offset === -1n ? hw : p.offset;
-            if (offset < 0n || offset > hw) return { index: p.index, lowWatermark: -1n, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
+            if (offset < 0n || offset > hw)
+              return { index: p.index, lowWatermark: -1n, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
             try {
               return { index: p.index, lowWatermark: await store.deleteRecordsBefore(offset), errorCode: 0 };
             } catch (err) {
-              if (err instanceof OffsetOutOfRangeError) return { index: p.index, lowWatermark: -1n, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
+              if (err instanceof OffsetOutOfRangeError)
+                return { index: p.index, lowWatermark: -1n, errorCode: ErrorCode.OFFSET_OUT_OF_RANGE };
               state.logger.error({ err, topic: t.name, partition: p.index }, 'deleteRecords failed');
               return { index: p.index, lowWatermark: -1n, errorCode: ErrorCode.KAFKA_STORAGE_ERROR };
             }

@@ -29,9 +29,10 @@ const LEGAL = /^[a-zA-Z0-9._-]+$/;
 
 /** Kafka's topic name rules; returns an error message or null. */
 export function invalidTopicName(name: string | null): string | null {
-  if (name === null || name.length === 0) return 'Topic name is illegal, it can\'t be empty';
+  if (name === null || name.length === 0) return "Topic name is illegal, it can't be empty";
   if (name === '.' || name === '..') return 'Topic name cannot be "." or ".."';
   if (name.length > 249) return `Topic name is illegal, it can't be longer than 249 characters, topic name: ${name}`;
-  if (!LEGAL.test(name)) return `Topic name "${name}" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`;
+  if (!LEGAL.test(name))
+    return `Topic name "${name}" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'`;
   return null;
 }

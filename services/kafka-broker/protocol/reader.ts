@@ -22,7 +22,8 @@ export class Reader {
 
   private need(n: number): number {
     const at = this.offset;
-    if (n < 0 || at + n > this.end) throw new ProtocolError(`truncated: need ${n} bytes at ${at}, frame ends at ${this.end}`);
+    if (n < 0 || at + n > this.end)
+      throw new ProtocolError(`truncated: need ${n} bytes at ${at}, frame ends at ${this.end}`);
     this.offset = at + n;
     return at;
   }

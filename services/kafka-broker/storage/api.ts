@@ -117,7 +117,11 @@ export interface LogStoreOptions {
   /** (added by storage) budget for the in-memory indexes of sealed segments; default 64 MiB */
   indexCacheBytes?: number;
   /** (added by storage) pino-compatible logger for recovery and maintenance events */
-  logger?: { info(obj: object, msg?: string): void; warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void };
+  logger?: {
+    info(obj: object, msg?: string): void;
+    warn(obj: object, msg?: string): void;
+    error(obj: object, msg?: string): void;
+  };
 }
 
 export interface LogStore {

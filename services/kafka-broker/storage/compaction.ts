@@ -29,7 +29,9 @@ export type OffsetMap = Map<string, number>;
 
 /** Keys up to 32 bytes are used as-is; longer ones by their MD5 (as Kafka's cleaner does). */
 export function keyDigest(key: Buffer): string {
-  return key.length <= 32 ? `k${key.toString('latin1')}` : `h${createHash('md5').update(key).digest().toString('latin1')}`;
+  return key.length <= 32
+    ? `k${key.toString('latin1')}`
+    : `h${createHash('md5').update(key).digest().toString('latin1')}`;
 }
 
 /** Cooperative scheduling: long cleaner loops yield to the event loop every few milliseconds. */

@@ -18,12 +18,18 @@ const INT32_MAX = 0x7fffffff;
 
 type Check = (v: unknown) => string | null;
 
-const int = (min: number, max = Number.MAX_SAFE_INTEGER): Check => (v) =>
-  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max ? null : `must be an integer in [${min}, ${max}]`;
+const int =
+  (min: number, max = Number.MAX_SAFE_INTEGER): Check =>
+  (v) =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max
+      ? null
+      : `must be an integer in [${min}, ${max}]`;
 
 const CHECKS: Record<keyof TopicConfig, Check> = {
   cleanupPolicy: (v) =>
-    v === 'delete' || v === 'compact' || v === 'compact,delete' ? null : `must be one of delete, compact, compact,delete`,
+    v === 'delete' || v === 'compact' || v === 'compact,delete'
+      ? null
+      : `must be one of delete, compact, compact,delete`,
   retentionMs: int(-1),
   retentionBytes: int(-1),
   // Kafka's minimum segment size is 14 bytes; positions in the index are int32
@@ -32,7 +38,8 @@ const CHECKS: Record<keyof TopicConfig, Check> = {
   deleteRetentionMs: int(0),
   minCompactionLagMs: int(0),
   maxMessageBytes: int(0, INT32_MAX),
-  messageTimestampType: (v) => (v === 'CreateTime' || v === 'LogAppendTime' ? null : 'must be CreateTime or LogAppendTime'),
+  messageTimestampType: (v) =>
+    v === 'CreateTime' || v === 'LogAppendTime' ? null : 'must be CreateTime or LogAppendTime',
 };
 
 /** Normalizes spellings Kafka accepts (e.g. "delete,compact", spaces) before validation. */
@@ -65,7 +72,8 @@ export function validateConfig(cfg: Partial<TopicConfig> | undefined): Partial<T
     }
     const value = key === 'cleanupPolicy' ? normalizeCleanupPolicy(raw) : raw;
     const problem = check(value);
-    if (problem) throw new InvalidConfigError(`invalid value ${JSON.stringify(raw)} for topic config '${key}': ${problem}`);
+    if (problem)
+      throw new InvalidConfigError(`invalid value ${JSON.stringify(raw)} for topic config '${key}': ${problem}`);
     out[key] = value;
   }
   return out as Partial<TopicConfig>;

@@ -73,7 +73,9 @@ class FileLogStore implements LogStore {
 
   constructor(opts: LogStoreOptions) {
     if (opts.fsync !== 'always' && !(typeof opts.fsync === 'number' && opts.fsync > 0)) {
-      throw new InvalidConfigError(`fsync must be 'always' or a positive number of milliseconds, got ${String(opts.fsync)}`);
+      throw new InvalidConfigError(
+        `fsync must be 'always' or a positive number of milliseconds, got ${String(opts.fsync)}`,
+      );
     }
     this.opts = opts;
     this.dataDir = path.resolve(opts.dataDir);
@@ -118,12 +120,16 @@ class FileLogStore implements LogStore {
 
   private async readTopicsFile(): Promise<TopicsFile> {
     try {
-      const parsed = JSON.parse(await fs.readFile(path.join(this.dataDir, META_DIR, TOPICS_FILE), 'utf8')) as TopicsFile;
+      const parsed = JSON.parse(
+        await fs.readFile(path.join(this.dataDir, META_DIR, TOPICS_FILE), 'utf8'),
+      ) as TopicsFile;
       if (parsed.version !== 1 || !Array.isArray(parsed.topics)) throw new Error('unsupported topics.json version');
       return parsed;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, topics: [] };
-      throw new Error(`cannot read topic metadata ${path.join(this.dataDir, META_DIR, TOPICS_FILE)}: ${(err as Error).message}`);
+      throw new Error(
+        `cannot read topic metadata ${path.join(this.dataDir, META_DIR, TOPICS_FILE)}: ${(err as Error).message}`,
+      );
     }
   }
 
@@ -195,7 +201,9 @@ class FileLogStore implements LogStore {
       this.assertOpen();
       validateTopicName(name);
       if (!Number.isInteger(partitions) || partitions < 1 || partitions > MAX_PARTITIONS) {
-        throw new InvalidPartitionsError(`number of partitions must be an integer in [1, ${MAX_PARTITIONS}], got ${partitions}`);
+        throw new InvalidPartitionsError(
+          `number of partitions must be an integer in [1, ${MAX_PARTITIONS}], got ${partitions}`,
+        );
       }
       if (this.topics.has(name)) throw new TopicExistsError(`topic '${name}' already exists`);
       const overrides = stripUndefined(validateConfig(config));
@@ -223,7 +231,8 @@ class FileLogStore implements LogStore {
       } catch (err) {
         this.topics.delete(name);
         for (const p of state.partitions) await p.close({ discard: true });
-        for (let p = 0; p < partitions; p++) await this.removePartitionDir(this.partitionDir(name, p)).catch(() => undefined);
+        for (let p = 0; p < partitions; p++)
+          await this.removePartitionDir(this.partitionDir(name, p)).catch(() => undefined);
         throw err;
       }
       this.logger.info({ topic: name, partitions }, 'topic created');
@@ -253,7 +262,9 @@ class FileLogStore implements LogStore {
       if (!state) throw new UnknownTopicError(`unknown topic '${name}'`);
       const current = state.info.partitions;
       if (!Number.isInteger(totalCount) || totalCount <= current || totalCount > MAX_PARTITIONS) {
-        throw new InvalidPartitionsError(`topic '${name}' has ${current} partitions; the new count must be larger (got ${totalCount})`);
+        throw new InvalidPartitionsError(
+          `topic '${name}' has ${current} partitions; the new count must be larger (got ${totalCount})`,
+        );
       }
       const added: Partition[] = [];
       try {
@@ -345,7 +356,14 @@ class FileLogStore implements LogStore {
 }
 
 function validateTopicName(name: string): void {
-  if (typeof name !== 'string' || name.length === 0 || name.length > 249 || !TOPIC_NAME.test(name) || name === '.' || name === '..') {
+  if (
+    typeof name !== 'string' ||
+    name.length === 0 ||
+    name.length > 249 ||
+    !TOPIC_NAME.test(name) ||
+    name === '.' ||
+    name === '..'
+  ) {
     throw new InvalidTopicError(`invalid topic name '${name}': 1-249 characters of [a-zA-Z0-9._-], not '.' or '..'`);
   }
 }

@@ -206,7 +206,9 @@ export class Partition implements PartitionStore {
   }
 
   private persistLogStart(): Promise<void> {
-    return this.checkpointQueue.run(() => writeFileAtomic(path.join(this.dir, 'log-start-offset'), `${this.logStart}\n`));
+    return this.checkpointQueue.run(() =>
+      writeFileAtomic(path.join(this.dir, 'log-start-offset'), `${this.logStart}\n`),
+    );
   }
 
   private async readCleanerCheckpoint(): Promise<void> {
@@ -256,7 +258,10 @@ export class Partition implements PartitionStore {
   private async appendLocked(records: Buffer, batches: ProducedBatch[], cfg: TopicConfig): Promise<AppendOutcome> {
     if (this.closed) throw new ClosedError('partition is closed or deleted');
     if (this.failure) {
-      return { result: this.errorResult(ErrorCode.KAFKA_STORAGE_ERROR, `log is offline: ${this.failure.message}`), durable: null };
+      return {
+        result: this.errorResult(ErrorCode.KAFKA_STORAGE_ERROR, `log is offline: ${this.failure.message}`),
+        durable: null,
+      };
     }
     const now = Date.now();
     // 1. idempotent producer checks against the current state, staged so a rejected request changes nothing
@@ -269,7 +274,12 @@ export class Partition implements PartitionStore {
         if (check.kind === 'duplicate') {
           // a retry of a batch we already have: answer with its original offset, append nothing
           return {
-            result: { errorCode: 0, baseOffset: check.meta.baseOffset, logAppendTimeMs: -1n, logStartOffset: this.logStart },
+            result: {
+              errorCode: 0,
+              baseOffset: check.meta.baseOffset,
+              logAppendTimeMs: -1n,
+              logStartOffset: this.logStart,
+            },
             durable: this.durableUpTo(check.meta.lastOffset + 1n),
           };
         }
@@ -285,7 +295,10 @@ export class Partition implements PartitionStore {
       } catch (err) {
         // the old segment may already be sealed: no safe place to append to until a restart
         this.setFailed(err as Error);
-        return { result: this.errorResult(ErrorCode.KAFKA_STORAGE_ERROR, `segment roll failed: ${(err as Error).message}`), durable: null };
+        return {
+          result: this.errorResult(ErrorCode.KAFKA_STORAGE_ERROR, `segment roll failed: ${(err as Error).message}`),
+          durable: null,
+        };
       }
     }
     // 3. assign offsets (the baseOffset field is outside the CRC); LogAppendTime rewrites timestamps + CRC
@@ -308,7 +321,10 @@ export class Partition implements PartitionStore {
       await writeAt(seg.fh, records, position);
     } catch (err) {
       await this.undoPartialWrite(seg, position, err as Error);
-      return { result: this.errorResult(ErrorCode.KAFKA_STORAGE_ERROR, `write failed: ${(err as Error).message}`), durable: null };
+      return {
+        result: this.errorResult(ErrorCode.KAFKA_STORAGE_ERROR, `write failed: ${(err as Error).message}`),
+        durable: null,
+      };
     }
     seg.size += records.length;
     for (const b of batches) seg.onBatchAppended(b.header, position + b.position);
@@ -362,7 +378,8 @@ export class Partition implements PartitionStore {
   }
 
   private setFailed(err: Error): void {
-    if (!this.failure) this.ctx.logger.error({ err, topic: this.topic, partition: this.partition }, 'log taken offline');
+    if (!this.failure)
+      this.ctx.logger.error({ err, topic: this.topic, partition: this.partition }, 'log taken offline');
     this.failure = err;
   }
 
@@ -544,7 +561,9 @@ export class Partition implements PartitionStore {
     this.logStart = offset;
     await this.persistLogStart();
     // whole segments below the new start go asynchronously, behind any running maintenance
-    void this.maintenanceQueue.run(() => this.deleteSegmentsBelowLogStart()).catch((err) => this.maintenanceFailed(err));
+    void this.maintenanceQueue
+      .run(() => this.deleteSegmentsBelowLogStart())
+      .catch((err) => this.maintenanceFailed(err));
     return this.logStart;
   }
 
@@ -585,7 +604,10 @@ export class Partition implements PartitionStore {
       }
     }
     if (deleted) {
-      this.ctx.logger.info({ topic: this.topic, partition: this.partition, logStartOffset: this.logStart }, 'retention deleted segments');
+      this.ctx.logger.info(
+        { topic: this.topic, partition: this.partition, logStartOffset: this.logStart },
+        'retention deleted segments',
+      );
     }
   }
 
@@ -653,7 +675,10 @@ export class Partition implements PartitionStore {
       if (this.closed || !this.segments.includes(seg)) return;
       const outcome = await cleanSegment(seg, map, { nowMs, deleteRetentionMs: cfg.deleteRetentionMs }, y);
       if (outcome.tombstoneExpiryMs !== null) {
-        tombstoneExpiryMs = tombstoneExpiryMs === null ? outcome.tombstoneExpiryMs : Math.min(tombstoneExpiryMs, outcome.tombstoneExpiryMs);
+        tombstoneExpiryMs =
+          tombstoneExpiryMs === null
+            ? outcome.tombstoneExpiryMs
+            : Math.min(tombstoneExpiryMs, outcome.tombstoneExpiryMs);
       }
       if (outcome.changed) {
         await this.swapInCleaned(seg, outcome.maxTimestamp);
@@ -667,7 +692,10 @@ export class Partition implements PartitionStore {
       JSON.stringify({ cleanedUpTo: end.toString(), tombstoneExpiryMs }),
     );
     if (rewritten > 0) {
-      this.ctx.logger.info({ topic: this.topic, partition: this.partition, segments: rewritten, cleanedUpTo: end.toString() }, 'compacted');
+      this.ctx.logger.info(
+        { topic: this.topic, partition: this.partition, segments: rewritten, cleanedUpTo: end.toString() },
+        'compacted',
+      );
     }
   }
 
@@ -747,7 +775,12 @@ async function findNullKeyInBatches(records: Buffer, batches: ProducedBatch[]): 
  * the high watermark. Returns null when the segment holds nothing at or after fetchOffset, 'end' when the
  * next batch is at or beyond the high watermark.
  */
-async function readSegment(seg: Segment, fetchOffset: bigint, maxBytes: number, hw: bigint): Promise<Buffer | 'end' | null> {
+async function readSegment(
+  seg: Segment,
+  fetchOffset: bigint,
+  maxBytes: number,
+  hw: bigint,
+): Promise<Buffer | 'end' | null> {
   const end = seg.size;
   // the index entry is at most ~4 KiB of batches before the target: seek with small reads
   const scanner = new BatchScanner(seg.fh, await seg.lookupPosition(fetchOffset), end, { blockSize: 16 * 1024 });

@@ -39,7 +39,9 @@ export type SequenceCheck =
   | { kind: 'error'; errorCode: number; message: string };
 
 export function lastSequence(baseSequence: number, lastOffsetDelta: number): number {
-  return baseSequence > INT32_MAX - lastOffsetDelta ? lastOffsetDelta - (INT32_MAX - baseSequence) - 1 : baseSequence + lastOffsetDelta;
+  return baseSequence > INT32_MAX - lastOffsetDelta
+    ? lastOffsetDelta - (INT32_MAX - baseSequence) - 1
+    : baseSequence + lastOffsetDelta;
 }
 
 function inSequence(lastSeq: number, nextSeq: number): boolean {
@@ -120,7 +122,10 @@ export class ProducerStateManager {
       batches: e.batches.map((b) => [b.firstSeq, b.lastSeq, b.baseOffset.toString(), b.lastOffset.toString()]),
     }));
     const body = JSON.stringify({ version: 1, offset: offset.toString(), producers });
-    await writeFileAtomic(path.join(dir, offsetFileName(offset, '.snapshot')), `${body}\n${crc32c(body).toString(16)}\n`);
+    await writeFileAtomic(
+      path.join(dir, offsetFileName(offset, '.snapshot')),
+      `${body}\n${crc32c(body).toString(16)}\n`,
+    );
   }
 
   /** Loads the newest valid snapshot at or below `maxOffset`; returns its offset or null. */

@@ -133,7 +133,10 @@ export function checkBatchAt(buf: Buffer, pos: number, verifyCrc: boolean): Batc
   if (remaining > OFF_MAGIC) {
     const magic = buf.readInt8(pos + OFF_MAGIC);
     if (magic === 0 || magic === 1) {
-      return { errorCode: ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, message: `message format v${magic} is not supported (magic 2 only)` };
+      return {
+        errorCode: ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+        message: `message format v${magic} is not supported (magic 2 only)`,
+      };
     }
     if (magic !== 2) return corrupt(`invalid magic ${magic} at ${pos}`);
   }
@@ -173,7 +176,10 @@ export function validateProducedBatches(records: Buffer, maxMessageBytes: number
     const h = checkBatchAt(records, pos, true);
     if (isProblem(h)) return h;
     if (h.size > maxMessageBytes) {
-      return { errorCode: ErrorCode.MESSAGE_TOO_LARGE, message: `batch of ${h.size} bytes exceeds max.message.bytes ${maxMessageBytes}` };
+      return {
+        errorCode: ErrorCode.MESSAGE_TOO_LARGE,
+        message: `batch of ${h.size} bytes exceeds max.message.bytes ${maxMessageBytes}`,
+      };
     }
     const codec = compressionOf(h.attributes);
     if (codec > Compression.zstd) return corrupt(`unknown compression type ${codec}`);
@@ -315,7 +321,9 @@ export async function recordsSection(batch: Buffer, h: BatchHeader): Promise<Buf
     case Compression.zstd:
       return zstdDecompress(body);
     default:
-      throw new UnsupportedCompressionError(`compression codec ${compressionOf(h.attributes)} is not decoded by the broker`);
+      throw new UnsupportedCompressionError(
+        `compression codec ${compressionOf(h.attributes)} is not decoded by the broker`,
+      );
   }
 }
 
@@ -488,7 +496,10 @@ export async function encodeRecordBatch(records: RecordInput[], opts: EncodeBatc
   out.writeBigInt64BE(baseTimestamp, OFF_BASE_TIMESTAMP);
   out.writeBigInt64BE(maxTimestamp, OFF_MAX_TIMESTAMP);
   out.writeBigInt64BE(opts.producerId ?? -1n, OFF_PRODUCER_ID);
-  out.writeInt16BE(opts.producerEpoch ?? (opts.producerId !== undefined && opts.producerId >= 0n ? 0 : -1), OFF_PRODUCER_EPOCH);
+  out.writeInt16BE(
+    opts.producerEpoch ?? (opts.producerId !== undefined && opts.producerId >= 0n ? 0 : -1),
+    OFF_PRODUCER_EPOCH,
+  );
   out.writeInt32BE(opts.baseSequence ?? -1, OFF_BASE_SEQUENCE);
   out.writeInt32BE(records.length, OFF_RECORD_COUNT);
   body.copy(out, BATCH_HEADER_SIZE);

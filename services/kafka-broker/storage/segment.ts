@@ -47,7 +47,12 @@ export class BatchScanner {
   private block: Buffer = Buffer.alloc(0);
   private blockStart = 0;
 
-  constructor(fh: fs.FileHandle, start: number, end: number, opts: { data?: boolean; crc?: boolean; blockSize?: number } = {}) {
+  constructor(
+    fh: fs.FileHandle,
+    start: number,
+    end: number,
+    opts: { data?: boolean; crc?: boolean; blockSize?: number } = {},
+  ) {
     this.fh = fh;
     this.blockSize = opts.blockSize ?? SCAN_BLOCK;
     this.position = start;
@@ -73,7 +78,8 @@ export class BatchScanner {
     if (off < 0) return this.fail('short read');
     const size = this.block.readInt32BE(off + OFF_LENGTH) + LOG_OVERHEAD;
     const magic = this.block.readInt8(off + OFF_MAGIC);
-    if (magic !== 2 || size < BATCH_HEADER_SIZE) return this.fail(`invalid batch header (magic ${magic}, size ${size})`);
+    if (magic !== 2 || size < BATCH_HEADER_SIZE)
+      return this.fail(`invalid batch header (magic ${magic}, size ${size})`);
     if (size > left) return this.fail(`truncated batch (${size} bytes declared, ${left} present)`);
     let data: Buffer | null = null;
     if (this.wantData) {
@@ -332,7 +338,11 @@ export class Segment {
       let t = ti.count;
       while (t > this.timeIndexPersisted && ti.relAt(t - 1) >= limit) t--;
       if (t > this.timeIndexPersisted) {
-        await writeAt(this.timeIndexFh, ti.buf.subarray(this.timeIndexPersisted * 12, t * 12), this.timeIndexPersisted * 12);
+        await writeAt(
+          this.timeIndexFh,
+          ti.buf.subarray(this.timeIndexPersisted * 12, t * 12),
+          this.timeIndexPersisted * 12,
+        );
         this.timeIndexPersisted = t;
       }
       let n = oi.count;

@@ -19,7 +19,11 @@
 // AUTOCOMPLETE_REFRESH_MS (default 60 s) plus one load.
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../common/logger.ts';
-import { parseTrendingMessage, TRENDING_CHANNEL, type TrendingDelta as CellMessage } from '../../../streams/trending/notify.ts';
+import {
+  parseTrendingMessage,
+  TRENDING_CHANNEL,
+  type TrendingDelta as CellMessage,
+} from '../../../streams/trending/notify.ts';
 import type { AutocompleteIndex, TrendingDelta, TrendingRow } from './index.ts';
 
 export interface TrendingCell {
@@ -100,7 +104,10 @@ export class TrendingFeed {
       await this.o.subscriber.subscribe(TRENDING_CHANNEL);
       this.subscribed = true;
     } catch (err) {
-      this.o.logger.warn({ err: (err as Error).message }, 'autocomplete: cannot subscribe to agg:trending yet; serving from periodic reloads');
+      this.o.logger.warn(
+        { err: (err as Error).message },
+        'autocomplete: cannot subscribe to agg:trending yet; serving from periodic reloads',
+      );
     }
   }
 
@@ -129,9 +136,15 @@ export class TrendingFeed {
         for (const storeId of index.storeIds()) if (!cells.has(storeId)) index.remove(storeId);
         for (const [storeId, m] of cells) index.load(storeId, this.snapshot(m));
         this.lastLoadAt = this.o.now();
-        this.o.logger.debug({ stores: cells.size, cells: rows.length, ms: this.lastLoadAt - t0 }, 'autocomplete index loaded');
+        this.o.logger.debug(
+          { stores: cells.size, cells: rows.length, ms: this.lastLoadAt - t0 },
+          'autocomplete index loaded',
+        );
       } catch (err) {
-        this.o.logger.warn({ err: (err as Error).message }, 'autocomplete: trending load failed; serving the previous index');
+        this.o.logger.warn(
+          { err: (err as Error).message },
+          'autocomplete: trending load failed; serving the previous index',
+        );
         throw err;
       } finally {
         const held = this.held ?? [];

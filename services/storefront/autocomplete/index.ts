@@ -137,7 +137,9 @@ export class RegionIndex {
         ds: variants.map((v) => v.d),
       });
     }
-    clusters.sort((a, b) => b.score - a.score || a.display.length - b.display.length || (a.display < b.display ? -1 : 1));
+    clusters.sort(
+      (a, b) => b.score - a.score || a.display.length - b.display.length || (a.display < b.display ? -1 : 1),
+    );
 
     this.byText = [];
     this.byStem = [];
@@ -168,7 +170,9 @@ export class RegionIndex {
     this.clusters = clusters.map(({ ds: _ds, ...c }) => c);
     this.byText.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : a.c - b.c));
     this.byStem.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.c - b.c));
-    this.words = this.vocab.map((v) => ({ word: v.word, id: v.id })).sort((a, b) => (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
+    this.words = this.vocab
+      .map((v) => ({ word: v.word, id: v.id }))
+      .sort((a, b) => (a.word < b.word ? -1 : a.word > b.word ? 1 : 0));
     for (const v of this.vocab) {
       const s = stem(v.word);
       const l = this.vocabByStem.get(s);
@@ -237,7 +241,8 @@ export class RegionIndex {
     if (total === 0) return;
     if (total <= SORT_RANGE_MAX) {
       const found = new Set<number>();
-      for (const [lo, hi, kind] of ranges) for (let i = lo; i < hi; i++) found.add(kind === 'text' ? this.byText[i].c : this.byStem[i].c);
+      for (const [lo, hi, kind] of ranges)
+        for (let i = lo; i < hi; i++) found.add(kind === 'text' ? this.byText[i].c : this.byStem[i].c);
       yield* [...found].sort((a, b) => a - b);
       return;
     }
@@ -392,8 +397,18 @@ export class AutocompleteIndex {
   load(storeId: string, snap: TrendingSnapshot): void {
     const storeWide = toMap(snap.storeWide);
     const byCountry = new Map<string, Map<string, number>>();
-    for (const [country, rows] of Object.entries(snap.byCountry)) if (country) byCountry.set(country.toUpperCase(), toMap(rows));
-    const st: StoreState = { storeWide, byCountry, global: EMPTY, regions: new Map(), dirty: true, version: 0, buildMs: 0, builtAt: Number.NEGATIVE_INFINITY };
+    for (const [country, rows] of Object.entries(snap.byCountry))
+      if (country) byCountry.set(country.toUpperCase(), toMap(rows));
+    const st: StoreState = {
+      storeWide,
+      byCountry,
+      global: EMPTY,
+      regions: new Map(),
+      dirty: true,
+      version: 0,
+      buildMs: 0,
+      builtAt: Number.NEGATIVE_INFINITY,
+    };
     this.stores.set(storeId, st);
     this.cancelPending(storeId);
     this.rebuild(storeId, st);
@@ -414,7 +429,16 @@ export class AutocompleteIndex {
   applyDeltas(storeId: string, deltas: readonly TrendingDelta[], immediate = false): void {
     let st = this.stores.get(storeId);
     if (!st) {
-      st = { storeWide: new Map(), byCountry: new Map(), global: EMPTY, regions: new Map(), dirty: true, version: 0, buildMs: 0, builtAt: Number.NEGATIVE_INFINITY };
+      st = {
+        storeWide: new Map(),
+        byCountry: new Map(),
+        global: EMPTY,
+        regions: new Map(),
+        dirty: true,
+        version: 0,
+        buildMs: 0,
+        builtAt: Number.NEGATIVE_INFINITY,
+      };
       this.stores.set(storeId, st);
     }
     for (const d of deltas) {
@@ -448,7 +472,11 @@ export class AutocompleteIndex {
   }
 
   /** the set a request is served from */
-  regionFor(storeId: string, country: string | null, mode: 'per_region' | 'global'): { index: RegionIndex; region: string | null } {
+  regionFor(
+    storeId: string,
+    country: string | null,
+    mode: 'per_region' | 'global',
+  ): { index: RegionIndex; region: string | null } {
     const st = this.stores.get(storeId);
     if (!st) return { index: EMPTY, region: null };
     if (mode === 'per_region' && country) {
@@ -551,9 +579,10 @@ function toMap(rows: readonly TrendingRow[]): Map<string, number> {
   return m;
 }
 
-
 /** Build a curation map from `autocomplete_curation` items (keys: the normalized query and its stem key). */
-export function buildCuration(items: readonly { query: string; allowed: boolean; display_label: string | null }[]): Curation {
+export function buildCuration(
+  items: readonly { query: string; allowed: boolean; display_label: string | null }[],
+): Curation {
   const m = new Map<string, CurationEntry>();
   for (const it of items) {
     const q = normalizeQuery(it.query);

@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { GroupCoordinator, JoinGroupRequest, JoinGroupResponse } from '../../../services/kafka-broker/groups/api.ts';
-import { type ClassicGroupCoordinator, createGroupCoordinator, ErrorCode as E } from '../../../services/kafka-broker/groups/index.ts';
+import type {
+  GroupCoordinator,
+  JoinGroupRequest,
+  JoinGroupResponse,
+} from '../../../services/kafka-broker/groups/api.ts';
+import {
+  type ClassicGroupCoordinator,
+  createGroupCoordinator,
+  ErrorCode as E,
+} from '../../../services/kafka-broker/groups/index.ts';
 import { FakeLogStore } from './fake-log.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -34,7 +42,15 @@ function jreq(o: Partial<JoinGroupRequest> = {}): JoinGroupRequest {
 }
 
 function syncReq(j: JoinGroupResponse, assignments: { memberId: string; assignment: Buffer }[] = [], groupId = 'g') {
-  return { groupId, generationId: j.generationId, memberId: j.memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: j.protocolName, assignments };
+  return {
+    groupId,
+    generationId: j.generationId,
+    memberId: j.memberId,
+    groupInstanceId: null,
+    protocolType: 'consumer',
+    protocolName: j.protocolName,
+    assignments,
+  };
 }
 
 /** joins `n` members at once and completes the sync with assignment `a-<index>` */
@@ -42,21 +58,36 @@ async function stableGroup(c: GroupCoordinator, n: number, o: Partial<JoinGroupR
   const joins = await Promise.all(Array.from({ length: n }, (_, i) => c.join(jreq({ clientId: `client${i}`, ...o }))));
   const leader = joins.find((j) => j.memberId === j.leader)!;
   const assignments = joins.map((j, i) => ({ memberId: j.memberId, assignment: Buffer.from(`a-${i}`) }));
-  const syncs = await Promise.all(joins.map((j) => c.sync(syncReq(j, j === leader ? assignments : [], o.groupId ?? 'g'))));
+  const syncs = await Promise.all(
+    joins.map((j) => c.sync(syncReq(j, j === leader ? assignments : [], o.groupId ?? 'g'))),
+  );
   return { joins, leader, syncs };
 }
 
-function commitReq(o: { groupId?: string; generationId: number; memberId: string; offset?: bigint; partition?: number; topic?: string }) {
+function commitReq(o: {
+  groupId?: string;
+  generationId: number;
+  memberId: string;
+  offset?: bigint;
+  partition?: number;
+  topic?: string;
+}) {
   return {
     groupId: o.groupId ?? 'g',
     generationId: o.generationId,
     memberId: o.memberId,
     groupInstanceId: null,
-    topics: [{ name: o.topic ?? 'orders', partitions: [{ partition: o.partition ?? 0, offset: o.offset ?? 42n, leaderEpoch: 3, metadata: 'meta' }] }],
+    topics: [
+      {
+        name: o.topic ?? 'orders',
+        partitions: [{ partition: o.partition ?? 0, offset: o.offset ?? 42n, leaderEpoch: 3, metadata: 'meta' }],
+      },
+    ],
   };
 }
 
-const codes = (r: { topics: { partitions: { errorCode: number }[] }[] }) => r.topics.flatMap((t) => t.partitions.map((p) => p.errorCode));
+const codes = (r: { topics: { partitions: { errorCode: number }[] }[] }) =>
+  r.topics.flatMap((t) => t.partitions.map((p) => p.errorCode));
 
 describe('join / sync', () => {
   it('single member joins, syncs and becomes stable', async () => {
@@ -71,9 +102,16 @@ describe('join / sync', () => {
     expect(j.members).toEqual([{ memberId: j.memberId, groupInstanceId: null, metadata: Buffer.from('sub') }]);
     expect(state()).toBe('CompletingRebalance');
     const s = await c.sync(syncReq(j, [{ memberId: j.memberId, assignment: Buffer.from('mine') }]));
-    expect(s).toEqual({ errorCode: 0, protocolType: 'consumer', protocolName: 'range', assignment: Buffer.from('mine') });
+    expect(s).toEqual({
+      errorCode: 0,
+      protocolType: 'consumer',
+      protocolName: 'range',
+      assignment: Buffer.from('mine'),
+    });
     expect(state()).toBe('Stable');
-    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: j.memberId, groupInstanceId: null }).errorCode).toBe(0);
+    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: j.memberId, groupInstanceId: null }).errorCode).toBe(
+      0,
+    );
     // a follower-style rejoin with unchanged metadata by the (only) leader forces a new generation
     const again = await c.join(jreq({ memberId: j.memberId }));
     expect(again.generationId).toBe(2);
@@ -140,7 +178,9 @@ describe('join / sync', () => {
     // the leader rejoins: the group prepares a rebalance and waits for b
     const rejoin = c.join(jreq({ memberId: a.leader }));
     expect((await c.sync(syncReq(b))).errorCode).toBe(E.REBALANCE_IN_PROGRESS);
-    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: b.memberId, groupInstanceId: null }).errorCode).toBe(E.REBALANCE_IN_PROGRESS);
+    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: b.memberId, groupInstanceId: null }).errorCode).toBe(
+      E.REBALANCE_IN_PROGRESS,
+    );
     const rb = await c.join(jreq({ memberId: b.memberId }));
     expect((await rejoin).generationId).toBe(2);
     expect(rb.generationId).toBe(2);
@@ -168,8 +208,13 @@ describe('membership changes', () => {
     const left = c.leave({ groupId: 'g', members: [{ memberId: b.memberId, groupInstanceId: null }] });
     expect(left).toEqual({ errorCode: 0, members: [{ memberId: b.memberId, groupInstanceId: null, errorCode: 0 }] });
     expect(state()).toBe('PreparingRebalance');
-    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: null }).errorCode).toBe(E.REBALANCE_IN_PROGRESS);
-    const [ra, rc] = await Promise.all([c.join(jreq({ memberId: a.memberId })), c.join(jreq({ memberId: cc.memberId }))]);
+    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: null }).errorCode).toBe(
+      E.REBALANCE_IN_PROGRESS,
+    );
+    const [ra, rc] = await Promise.all([
+      c.join(jreq({ memberId: a.memberId })),
+      c.join(jreq({ memberId: cc.memberId })),
+    ]);
     expect(ra.generationId).toBe(2);
     expect(rc.generationId).toBe(2);
     const leader = [ra, rc].find((j) => j.leader === j.memberId)!;
@@ -177,7 +222,9 @@ describe('membership changes', () => {
     // unknown member leaving: per-member error
     const again = c.leave({ groupId: 'g', members: [{ memberId: b.memberId, groupInstanceId: null }] });
     expect(again.members[0].errorCode).toBe(E.UNKNOWN_MEMBER_ID);
-    expect(c.leave({ groupId: 'nope', members: [{ memberId: 'x', groupInstanceId: null }] }).members[0].errorCode).toBe(E.UNKNOWN_MEMBER_ID);
+    expect(c.leave({ groupId: 'nope', members: [{ memberId: 'x', groupInstanceId: null }] }).members[0].errorCode).toBe(
+      E.UNKNOWN_MEMBER_ID,
+    );
   });
 
   it('batch leave of every member empties the group', async () => {
@@ -193,15 +240,22 @@ describe('membership changes', () => {
     const { c, state } = await make();
     const { joins } = await stableGroup(c, 2, { sessionTimeoutMs: 200, rebalanceTimeoutMs: 1000 });
     const [a, b] = joins;
-    const hb = setInterval(() => c.heartbeat({ groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: null }), 40);
+    const hb = setInterval(
+      () => c.heartbeat({ groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: null }),
+      40,
+    );
     try {
       await sleep(350);
     } finally {
       clearInterval(hb);
     }
     expect(state()).toBe('PreparingRebalance');
-    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: null }).errorCode).toBe(E.REBALANCE_IN_PROGRESS);
-    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: b.memberId, groupInstanceId: null }).errorCode).toBe(E.UNKNOWN_MEMBER_ID);
+    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: null }).errorCode).toBe(
+      E.REBALANCE_IN_PROGRESS,
+    );
+    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: b.memberId, groupInstanceId: null }).errorCode).toBe(
+      E.UNKNOWN_MEMBER_ID,
+    );
     const ra = await c.join(jreq({ memberId: a.memberId, sessionTimeoutMs: 200, rebalanceTimeoutMs: 1000 }));
     expect(ra.generationId).toBe(2);
     expect(ra.members.map((m) => m.memberId)).toEqual([a.memberId]);
@@ -220,19 +274,31 @@ describe('membership changes', () => {
     expect(rl.generationId).toBe(2);
     expect(r1.generationId).toBe(2);
     expect(rl.members.map((m) => m.memberId).sort()).toEqual([leader.memberId, others[0].memberId].sort());
-    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: others[1].memberId, groupInstanceId: null }).errorCode).toBe(E.UNKNOWN_MEMBER_ID);
+    expect(
+      c.heartbeat({ groupId: 'g', generationId: 1, memberId: others[1].memberId, groupInstanceId: null }).errorCode,
+    ).toBe(E.UNKNOWN_MEMBER_ID);
   });
 
   it('a member that never sends SyncGroup is removed after the rebalance timeout', async () => {
     const { c, state } = await make();
-    const joins = await Promise.all([c.join(jreq({ rebalanceTimeoutMs: 150 })), c.join(jreq({ rebalanceTimeoutMs: 150 }))]);
+    const joins = await Promise.all([
+      c.join(jreq({ rebalanceTimeoutMs: 150 })),
+      c.join(jreq({ rebalanceTimeoutMs: 150 })),
+    ]);
     const leader = joins.find((j) => j.leader === j.memberId)!;
     const follower = joins.find((j) => j !== leader)!;
-    await c.sync(syncReq(leader, joins.map((j) => ({ memberId: j.memberId, assignment: Buffer.from('x') }))));
+    await c.sync(
+      syncReq(
+        leader,
+        joins.map((j) => ({ memberId: j.memberId, assignment: Buffer.from('x') })),
+      ),
+    );
     expect(state()).toBe('Stable');
     await sleep(250);
     expect(state()).toBe('PreparingRebalance');
-    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: follower.memberId, groupInstanceId: null }).errorCode).toBe(E.UNKNOWN_MEMBER_ID);
+    expect(
+      c.heartbeat({ groupId: 'g', generationId: 1, memberId: follower.memberId, groupInstanceId: null }).errorCode,
+    ).toBe(E.UNKNOWN_MEMBER_ID);
   });
 
   it('MEMBER_ID_REQUIRED: a new member gets an id and must rejoin with it', async () => {
@@ -269,7 +335,16 @@ describe('membership changes', () => {
     expect(sj.memberId.startsWith('inst-1-')).toBe(true);
     const all = [...rejoins, sj];
     const leader = all.find((j) => j.leader === j.memberId)!;
-    await Promise.all(all.map((j) => c.sync(syncReq(j, j === leader ? all.map((x) => ({ memberId: x.memberId, assignment: Buffer.from(`as-${x.memberId}`) })) : []))));
+    await Promise.all(
+      all.map((j) =>
+        c.sync(
+          syncReq(
+            j,
+            j === leader ? all.map((x) => ({ memberId: x.memberId, assignment: Buffer.from(`as-${x.memberId}`) })) : [],
+          ),
+        ),
+      ),
+    );
     expect(state()).toBe('Stable');
     const gen = sj.generationId;
 
@@ -281,10 +356,20 @@ describe('membership changes', () => {
     expect(state()).toBe('Stable');
     const s = await c.sync({ ...syncReq(restarted), groupInstanceId: 'inst-1' });
     expect(s.assignment.toString()).toBe(`as-${sj.memberId}`);
-    expect(c.heartbeat({ groupId: 'g', generationId: gen, memberId: sj.memberId, groupInstanceId: 'inst-1' }).errorCode).toBe(E.FENCED_INSTANCE_ID);
-    expect(c.heartbeat({ groupId: 'g', generationId: gen, memberId: restarted.memberId, groupInstanceId: 'inst-1' }).errorCode).toBe(0);
-    expect((await c.join(jreq({ memberId: sj.memberId, groupInstanceId: 'inst-1' }))).errorCode).toBe(E.FENCED_INSTANCE_ID);
-    const fencedCommit = await c.commitOffsets({ ...commitReq({ generationId: gen, memberId: sj.memberId }), groupInstanceId: 'inst-1' });
+    expect(
+      c.heartbeat({ groupId: 'g', generationId: gen, memberId: sj.memberId, groupInstanceId: 'inst-1' }).errorCode,
+    ).toBe(E.FENCED_INSTANCE_ID);
+    expect(
+      c.heartbeat({ groupId: 'g', generationId: gen, memberId: restarted.memberId, groupInstanceId: 'inst-1' })
+        .errorCode,
+    ).toBe(0);
+    expect((await c.join(jreq({ memberId: sj.memberId, groupInstanceId: 'inst-1' }))).errorCode).toBe(
+      E.FENCED_INSTANCE_ID,
+    );
+    const fencedCommit = await c.commitOffsets({
+      ...commitReq({ generationId: gen, memberId: sj.memberId }),
+      groupInstanceId: 'inst-1',
+    });
     expect(codes(fencedCommit)).toEqual([E.FENCED_INSTANCE_ID]);
     // leaving by instance id
     const left = c.leave({ groupId: 'g', members: [{ memberId: '', groupInstanceId: 'inst-1' }] });
@@ -299,7 +384,9 @@ describe('membership changes', () => {
     await c.close();
     expect((await pendingJoin).errorCode).toBe(E.COORDINATOR_NOT_AVAILABLE);
     expect((await c.join(jreq())).errorCode).toBe(E.COORDINATOR_NOT_AVAILABLE);
-    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: 'x', groupInstanceId: null }).errorCode).toBe(E.COORDINATOR_NOT_AVAILABLE);
+    expect(c.heartbeat({ groupId: 'g', generationId: 1, memberId: 'x', groupInstanceId: null }).errorCode).toBe(
+      E.COORDINATOR_NOT_AVAILABLE,
+    );
   });
 
   it('close() answers followers waiting for the leader', async () => {
@@ -317,11 +404,17 @@ describe('offsets', () => {
     const { c } = await make();
     const { joins } = await stableGroup(c, 1);
     const m = joins[0];
-    expect(codes(await c.commitOffsets(commitReq({ generationId: 0, memberId: m.memberId })))).toEqual([E.ILLEGAL_GENERATION]);
-    expect(codes(await c.commitOffsets(commitReq({ generationId: 1, memberId: 'ghost' })))).toEqual([E.UNKNOWN_MEMBER_ID]);
+    expect(codes(await c.commitOffsets(commitReq({ generationId: 0, memberId: m.memberId })))).toEqual([
+      E.ILLEGAL_GENERATION,
+    ]);
+    expect(codes(await c.commitOffsets(commitReq({ generationId: 1, memberId: 'ghost' })))).toEqual([
+      E.UNKNOWN_MEMBER_ID,
+    ]);
     expect(codes(await c.commitOffsets(commitReq({ generationId: -1, memberId: '' })))).toEqual([E.UNKNOWN_MEMBER_ID]);
     expect(codes(await c.commitOffsets(commitReq({ generationId: 1, memberId: m.memberId, offset: 7n })))).toEqual([0]);
-    expect(codes(await c.commitOffsets(commitReq({ groupId: 'unknown', generationId: 3, memberId: 'x' })))).toEqual([E.ILLEGAL_GENERATION]);
+    expect(codes(await c.commitOffsets(commitReq({ groupId: 'unknown', generationId: 3, memberId: 'x' })))).toEqual([
+      E.ILLEGAL_GENERATION,
+    ]);
     const f = c.fetchOffsets({ groupId: 'g', topics: [{ name: 'orders', partitions: [0, 1] }] });
     expect(f).toEqual({
       errorCode: 0,
@@ -345,7 +438,9 @@ describe('offsets', () => {
     expect(codes(await c.commitOffsets(commitReq({ generationId: 1, memberId: follower.memberId })))).toEqual([0]);
     const [rl, rf] = await Promise.all([rejoin, c.join(jreq({ memberId: follower.memberId }))]);
     expect(rl.generationId).toBe(2);
-    expect(codes(await c.commitOffsets(commitReq({ generationId: 2, memberId: rf.memberId })))).toEqual([E.REBALANCE_IN_PROGRESS]);
+    expect(codes(await c.commitOffsets(commitReq({ generationId: 2, memberId: rf.memberId })))).toEqual([
+      E.REBALANCE_IN_PROGRESS,
+    ]);
   });
 
   it('simple commits (generation -1, no member) work for unknown and Empty groups', async () => {
@@ -367,7 +462,10 @@ describe('offsets', () => {
         { name: 'missing-topic', partitions: [{ partition: 0, offset: 1n, leaderEpoch: -1, metadata: null }] },
       ],
     });
-    expect(r.topics.map((t) => t.partitions.map((p) => p.errorCode))).toEqual([[0, 0, E.UNKNOWN_TOPIC_OR_PARTITION], [E.UNKNOWN_TOPIC_OR_PARTITION]]);
+    expect(r.topics.map((t) => t.partitions.map((p) => p.errorCode))).toEqual([
+      [0, 0, E.UNKNOWN_TOPIC_OR_PARTITION],
+      [E.UNKNOWN_TOPIC_OR_PARTITION],
+    ]);
     expect(c.listGroups()).toEqual([{ groupId: 'simple', protocolType: '', groupState: 'Empty' }]);
     const all = c.fetchOffsets({ groupId: 'simple', topics: null });
     expect(all.topics).toEqual([
@@ -380,15 +478,24 @@ describe('offsets', () => {
       },
     ]);
     expect(c.fetchOffsets({ groupId: 'nobody', topics: null })).toEqual({ errorCode: 0, topics: [] });
-    const big = await c.commitOffsets({ ...commitReq({ groupId: 'simple', generationId: -1, memberId: '' }), topics: [{ name: 'orders', partitions: [{ partition: 1, offset: 1n, leaderEpoch: -1, metadata: 'x'.repeat(5000) }] }] });
+    const big = await c.commitOffsets({
+      ...commitReq({ groupId: 'simple', generationId: -1, memberId: '' }),
+      topics: [
+        { name: 'orders', partitions: [{ partition: 1, offset: 1n, leaderEpoch: -1, metadata: 'x'.repeat(5000) }] },
+      ],
+    });
     expect(codes(big)).toEqual([E.OFFSET_METADATA_TOO_LARGE]);
   });
 
   it('a failed append is reported (15) and not visible in fetches', async () => {
     const { c, log } = await make();
     log.fake('__consumer_offsets').failNext = 1;
-    expect(codes(await c.commitOffsets(commitReq({ groupId: 's', generationId: -1, memberId: '' })))).toEqual([E.COORDINATOR_NOT_AVAILABLE]);
-    expect(c.fetchOffsets({ groupId: 's', topics: [{ name: 'orders', partitions: [0] }] }).topics[0].partitions[0].offset).toBe(-1n);
+    expect(codes(await c.commitOffsets(commitReq({ groupId: 's', generationId: -1, memberId: '' })))).toEqual([
+      E.COORDINATOR_NOT_AVAILABLE,
+    ]);
+    expect(
+      c.fetchOffsets({ groupId: 's', topics: [{ name: 'orders', partitions: [0] }] }).topics[0].partitions[0].offset,
+    ).toBe(-1n);
     expect(codes(await c.commitOffsets(commitReq({ groupId: 's', generationId: -1, memberId: '' })))).toEqual([0]);
   });
 
@@ -396,9 +503,15 @@ describe('offsets', () => {
     const { c, log } = await make();
     const p = log.fake('__consumer_offsets');
     p.appendDelayMs = 5;
-    const rs = await Promise.all(Array.from({ length: 20 }, (_, i) => c.commitOffsets(commitReq({ groupId: 's', generationId: -1, memberId: '', offset: BigInt(i) }))));
+    const rs = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        c.commitOffsets(commitReq({ groupId: 's', generationId: -1, memberId: '', offset: BigInt(i) })),
+      ),
+    );
     expect(rs.flatMap(codes).every((e) => e === 0)).toBe(true);
-    expect(c.fetchOffsets({ groupId: 's', topics: [{ name: 'orders', partitions: [0] }] }).topics[0].partitions[0].offset).toBe(19n);
+    expect(
+      c.fetchOffsets({ groupId: 's', topics: [{ name: 'orders', partitions: [0] }] }).topics[0].partitions[0].offset,
+    ).toBe(19n);
     expect(p.batches.length).toBeLessThan(20);
   });
 
@@ -406,9 +519,19 @@ describe('offsets', () => {
     const log = new FakeLogStore();
     const first = await make({}, log);
     const { joins, leader } = await stableGroup(first.c, 2, { groupId: 'live' });
-    expect(codes(await first.c.commitOffsets(commitReq({ groupId: 'live', generationId: 1, memberId: leader.memberId, offset: 99n })))).toEqual([0]);
-    expect(codes(await first.c.commitOffsets(commitReq({ groupId: 'gone', generationId: -1, memberId: '', offset: 5n })))).toEqual([0]);
-    expect(codes(await first.c.commitOffsets(commitReq({ groupId: 'kept', generationId: -1, memberId: '', offset: 6n })))).toEqual([0]);
+    expect(
+      codes(
+        await first.c.commitOffsets(
+          commitReq({ groupId: 'live', generationId: 1, memberId: leader.memberId, offset: 99n }),
+        ),
+      ),
+    ).toEqual([0]);
+    expect(
+      codes(await first.c.commitOffsets(commitReq({ groupId: 'gone', generationId: -1, memberId: '', offset: 5n }))),
+    ).toEqual([0]);
+    expect(
+      codes(await first.c.commitOffsets(commitReq({ groupId: 'kept', generationId: -1, memberId: '', offset: 6n }))),
+    ).toEqual([0]);
     expect(first.c.deleteGroups(['gone'])).toEqual([{ groupId: 'gone', errorCode: 0 }]);
     await first.c.close();
 
@@ -418,11 +541,15 @@ describe('offsets', () => {
       { groupId: 'kept', protocolType: '', groupState: 'Empty' },
       { groupId: 'live', protocolType: 'consumer', groupState: 'Stable' },
     ]);
-    expect(c.fetchOffsets({ groupId: 'live', topics: [{ name: 'orders', partitions: [0] }] }).topics[0].partitions[0]).toMatchObject({ offset: 99n, leaderEpoch: 3, metadata: 'meta' });
+    expect(
+      c.fetchOffsets({ groupId: 'live', topics: [{ name: 'orders', partitions: [0] }] }).topics[0].partitions[0],
+    ).toMatchObject({ offset: 99n, leaderEpoch: 3, metadata: 'meta' });
     expect(c.fetchOffsets({ groupId: 'gone', topics: null }).topics).toEqual([]);
     // the restored members keep working without a rebalance
     for (const j of joins) {
-      expect(c.heartbeat({ groupId: 'live', generationId: 1, memberId: j.memberId, groupInstanceId: null }).errorCode).toBe(0);
+      expect(
+        c.heartbeat({ groupId: 'live', generationId: 1, memberId: j.memberId, groupInstanceId: null }).errorCode,
+      ).toBe(0);
       const s = await c.sync({ ...syncReq(j, [], 'live') });
       expect(s.errorCode).toBe(0);
       expect(s.assignment.toString()).toMatch(/^a-\d$/);
@@ -448,12 +575,24 @@ describe('offsets', () => {
     expect(await cc.expireOffsets(now)).toBe(0);
     now += 6_000;
     expect(await cc.expireOffsets(now)).toBe(2); // 'left' (empty for 11 s) and simple/0
-    expect(c.listGroups().map((g) => g.groupId).sort()).toEqual(['active', 'simple']);
-    expect(c.fetchOffsets({ groupId: 'simple', topics: null }).topics[0].partitions.map((p) => p.partition)).toEqual([1]);
+    expect(
+      c
+        .listGroups()
+        .map((g) => g.groupId)
+        .sort(),
+    ).toEqual(['active', 'simple']);
+    expect(c.fetchOffsets({ groupId: 'simple', topics: null }).topics[0].partitions.map((p) => p.partition)).toEqual([
+      1,
+    ]);
     expect(c.fetchOffsets({ groupId: 'active', topics: null }).topics[0].partitions).toHaveLength(1);
     await c.close();
     const again = await make({ now: () => now }, log);
-    expect(again.c.listGroups().map((g) => g.groupId).sort()).toEqual(['active', 'simple']);
+    expect(
+      again.c
+        .listGroups()
+        .map((g) => g.groupId)
+        .sort(),
+    ).toEqual(['active', 'simple']);
     expect(again.c.fetchOffsets({ groupId: 'left', topics: null }).topics).toEqual([]);
   });
 
@@ -462,8 +601,12 @@ describe('offsets', () => {
     const first = await make({}, log);
     await log.createTopic('other', 1);
     await first.c.commitOffsets(commitReq({ groupId: 's', generationId: -1, memberId: '', offset: 5n }));
-    await first.c.commitOffsets(commitReq({ groupId: 's', generationId: -1, memberId: '', offset: 6n, topic: 'other' }));
-    await first.c.commitOffsets(commitReq({ groupId: 'only-other', generationId: -1, memberId: '', offset: 6n, topic: 'other' }));
+    await first.c.commitOffsets(
+      commitReq({ groupId: 's', generationId: -1, memberId: '', offset: 6n, topic: 'other' }),
+    );
+    await first.c.commitOffsets(
+      commitReq({ groupId: 'only-other', generationId: -1, memberId: '', offset: 6n, topic: 'other' }),
+    );
     await log.deleteTopic('other');
     await first.c.onTopicDeleted('other');
     expect(first.c.fetchOffsets({ groupId: 's', topics: null }).topics.map((t) => t.name)).toEqual(['orders']);
@@ -483,7 +626,13 @@ describe('admin', () => {
     await c.commitOffsets(commitReq({ groupId: 'idle', generationId: -1, memberId: '' }));
 
     const [d, unknown] = c.describeGroups(['g', 'missing']);
-    expect(d).toMatchObject({ errorCode: 0, groupId: 'g', groupState: 'Stable', protocolType: 'consumer', protocolData: 'range' });
+    expect(d).toMatchObject({
+      errorCode: 0,
+      groupId: 'g',
+      groupState: 'Stable',
+      protocolType: 'consumer',
+      protocolData: 'range',
+    });
     expect(d.members).toHaveLength(2);
     for (const m of d.members) {
       const i = joins.findIndex((j) => j.memberId === m.memberId);
@@ -492,9 +641,21 @@ describe('admin', () => {
       expect(m.clientId).toBe(`client${i}`);
       expect(m.clientHost).toBe('/127.0.0.1');
     }
-    expect(unknown).toEqual({ errorCode: 0, groupId: 'missing', groupState: 'Dead', protocolType: '', protocolData: '', members: [] });
+    expect(unknown).toEqual({
+      errorCode: 0,
+      groupId: 'missing',
+      groupState: 'Dead',
+      protocolType: '',
+      protocolData: '',
+      members: [],
+    });
 
-    expect(c.listGroups().map((g) => g.groupId).sort()).toEqual(['g', 'idle']);
+    expect(
+      c
+        .listGroups()
+        .map((g) => g.groupId)
+        .sort(),
+    ).toEqual(['g', 'idle']);
     expect(c.listGroups(['Stable'])).toEqual([{ groupId: 'g', protocolType: 'consumer', groupState: 'Stable' }]);
     expect(c.listGroups(['empty'])).toEqual([{ groupId: 'idle', protocolType: '', groupState: 'Empty' }]);
     expect(c.listGroups(['PreparingRebalance'])).toEqual([]);
@@ -510,6 +671,8 @@ describe('admin', () => {
     expect(c.deleteGroups(['g'])).toEqual([{ groupId: 'g', errorCode: 0 }]);
     expect(c.describeGroups(['g'])[0].groupState).toBe('Dead');
     expect(c.listGroups()).toEqual([]);
-    expect(c.fetchOffsets({ groupId: 'g', topics: [{ name: 'orders', partitions: [0] }] }).topics[0].partitions[0].offset).toBe(-1n);
+    expect(
+      c.fetchOffsets({ groupId: 'g', topics: [{ name: 'orders', partitions: [0] }] }).topics[0].partitions[0].offset,
+    ).toBe(-1n);
   });
 });

@@ -1,5 +1,12 @@
 // In-memory LogStore/PartitionStore for unit tests of the coordinator state machine only.
-import type { AppendResult, LogStore, PartitionStore, ReadResult, TopicConfig, TopicInfo } from '../../../services/kafka-broker/storage/api.ts';
+import type {
+  AppendResult,
+  LogStore,
+  PartitionStore,
+  ReadResult,
+  TopicConfig,
+  TopicInfo,
+} from '../../../services/kafka-broker/storage/api.ts';
 import { lastOffsetOf, readBatchHeader, splitBatches } from '../../../services/kafka-broker/storage/record-batch.ts';
 
 const DEFAULT_CONFIG: TopicConfig = {
@@ -82,9 +89,20 @@ export class FakeLogStore implements LogStore {
   getTopic(name: string): TopicInfo | undefined {
     return this.topics.get(name)?.info;
   }
-  async createTopic(name: string, partitions: number, config?: Partial<TopicConfig>, internal = false): Promise<TopicInfo> {
+  async createTopic(
+    name: string,
+    partitions: number,
+    config?: Partial<TopicConfig>,
+    internal = false,
+  ): Promise<TopicInfo> {
     if (this.topics.has(name)) throw new Error('exists');
-    const info: TopicInfo = { name, topicId: Buffer.alloc(16), partitions, config: { ...DEFAULT_CONFIG, ...config }, internal };
+    const info: TopicInfo = {
+      name,
+      topicId: Buffer.alloc(16),
+      partitions,
+      config: { ...DEFAULT_CONFIG, ...config },
+      internal,
+    };
     const parts = Array.from({ length: partitions }, (_, i) => new FakePartition(name, i));
     this.topics.set(name, { info, parts });
     return info;

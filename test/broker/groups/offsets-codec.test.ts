@@ -28,8 +28,26 @@ describe('__consumer_offsets codec', () => {
       leaderId: 'm1',
       currentStateTimestamp: 1234,
       members: [
-        { memberId: 'm1', groupInstanceId: null, clientId: 'c', clientHost: '/h', rebalanceTimeoutMs: 5, sessionTimeoutMs: 6, subscription: Buffer.from('s'), assignment: Buffer.from('a') },
-        { memberId: 'm2', groupInstanceId: 'i2', clientId: 'c2', clientHost: '/h2', rebalanceTimeoutMs: 7, sessionTimeoutMs: 8, subscription: Buffer.alloc(0), assignment: Buffer.alloc(0) },
+        {
+          memberId: 'm1',
+          groupInstanceId: null,
+          clientId: 'c',
+          clientHost: '/h',
+          rebalanceTimeoutMs: 5,
+          sessionTimeoutMs: 6,
+          subscription: Buffer.from('s'),
+          assignment: Buffer.from('a'),
+        },
+        {
+          memberId: 'm2',
+          groupInstanceId: 'i2',
+          clientId: 'c2',
+          clientHost: '/h2',
+          rebalanceTimeoutMs: 7,
+          sessionTimeoutMs: 8,
+          subscription: Buffer.alloc(0),
+          assignment: Buffer.alloc(0),
+        },
       ],
     };
     expect(decodeGroupValue(encodeGroupValue(g))).toEqual(g);
@@ -37,7 +55,10 @@ describe('__consumer_offsets codec', () => {
 
   it('writes valid v2 batches (CRC-32C) and reads them back, tombstones included', async () => {
     const records = [
-      { key: encodeOffsetKey('g', 't', 0), value: encodeOffsetValue({ offset: 1n, leaderEpoch: -1, metadata: '', commitTimestamp: 5 }) },
+      {
+        key: encodeOffsetKey('g', 't', 0),
+        value: encodeOffsetValue({ offset: 1n, leaderEpoch: -1, metadata: '', commitTimestamp: 5 }),
+      },
       { key: encodeGroupKey('g'), value: null },
     ];
     const buf = await encodeRecordBatches(records, 1000);
@@ -54,7 +75,10 @@ describe('__consumer_offsets codec', () => {
   });
 
   it('splits large writes into several batches', async () => {
-    const records = Array.from({ length: 50 }, (_, i) => ({ key: encodeOffsetKey('g', 't', i), value: Buffer.alloc(100) }));
+    const records = Array.from({ length: 50 }, (_, i) => ({
+      key: encodeOffsetKey('g', 't', i),
+      value: Buffer.alloc(100),
+    }));
     const buf = await encodeRecordBatches(records, 0, 1000);
     const batches = await decodeRecordBatches(buf);
     expect(batches.length).toBeGreaterThan(1);

@@ -12,7 +12,11 @@ const dirs: string[] = [];
 const stores: LogStore[] = [];
 
 afterEach(async () => {
-  while (stores.length > 0) await stores.pop()!.close().catch(() => {});
+  while (stores.length > 0)
+    await stores
+      .pop()!
+      .close()
+      .catch(() => {});
   while (dirs.length > 0) await rm(dirs.pop()!, { recursive: true, force: true });
 });
 
@@ -39,12 +43,22 @@ async function countRecords(log: LogStore): Promise<number> {
   return n;
 }
 
-const commit = (groupId: string, generationId: number, memberId: string, partitions: [number, bigint, string | null][]) => ({
+const commit = (
+  groupId: string,
+  generationId: number,
+  memberId: string,
+  partitions: [number, bigint, string | null][],
+) => ({
   groupId,
   generationId,
   memberId,
   groupInstanceId: null,
-  topics: [{ name: 'orders', partitions: partitions.map(([partition, offset, metadata]) => ({ partition, offset, leaderEpoch: 2, metadata })) }],
+  topics: [
+    {
+      name: 'orders',
+      partitions: partitions.map(([partition, offset, metadata]) => ({ partition, offset, leaderEpoch: 2, metadata })),
+    },
+  ],
 });
 
 describe('offsets persistence (real LogStore)', () => {
@@ -67,7 +81,12 @@ describe('offsets persistence (real LogStore)', () => {
     await log.createTopic('orders', 3);
     // small segments so that compaction has sealed segments to rewrite; the coordinator uses an
     // existing offsets topic as it is
-    await log.createTopic('__consumer_offsets', 1, { cleanupPolicy: 'compact', segmentBytes: 1024, deleteRetentionMs: 0, minCompactionLagMs: 0 }, true);
+    await log.createTopic(
+      '__consumer_offsets',
+      1,
+      { cleanupPolicy: 'compact', segmentBytes: 1024, deleteRetentionMs: 0, minCompactionLagMs: 0 },
+      true,
+    );
     let c = await createGroupCoordinator({ log, initialRebalanceDelayMs: 0 });
     const topic = log.getTopic('__consumer_offsets')!;
     expect(topic.internal).toBe(true);
@@ -87,10 +106,24 @@ describe('offsets persistence (real LogStore)', () => {
       requireKnownMemberId: false,
     });
     expect(j.errorCode).toBe(0);
-    const s = await c.sync({ groupId: 'app', generationId: 1, memberId: j.memberId, groupInstanceId: null, protocolType: 'consumer', protocolName: 'range', assignments: [{ memberId: j.memberId, assignment: Buffer.from('all') }] });
+    const s = await c.sync({
+      groupId: 'app',
+      generationId: 1,
+      memberId: j.memberId,
+      groupInstanceId: null,
+      protocolType: 'consumer',
+      protocolName: 'range',
+      assignments: [{ memberId: j.memberId, assignment: Buffer.from('all') }],
+    });
     expect(s.errorCode).toBe(0);
     for (let i = 0; i < 5; i++) {
-      const r = await c.commitOffsets(commit('app', 1, j.memberId, [[0, BigInt(100 + i), 'm0'], [1, BigInt(200 + i), null], [2, BigInt(300 + i), 'm2']]));
+      const r = await c.commitOffsets(
+        commit('app', 1, j.memberId, [
+          [0, BigInt(100 + i), 'm0'],
+          [1, BigInt(200 + i), null],
+          [2, BigInt(300 + i), 'm2'],
+        ]),
+      );
       expect(r.topics[0].partitions.map((p) => p.errorCode)).toEqual([0, 0, 0]);
     }
     // simple-commit groups, one of them deleted
@@ -108,11 +141,15 @@ describe('offsets persistence (real LogStore)', () => {
     c = await createGroupCoordinator({ log, initialRebalanceDelayMs: 0 });
     const verifyOffsets = () => {
       expect(c.fetchOffsets({ groupId: 'app', topics: null })).toEqual(before);
-      expect(c.fetchOffsets({ groupId: 'app', topics: [{ name: 'orders', partitions: [1, 5] }] }).topics[0].partitions).toEqual([
+      expect(
+        c.fetchOffsets({ groupId: 'app', topics: [{ name: 'orders', partitions: [1, 5] }] }).topics[0].partitions,
+      ).toEqual([
         { partition: 1, offset: 204n, leaderEpoch: 2, metadata: '', errorCode: 0 },
         { partition: 5, offset: -1n, leaderEpoch: -1, metadata: '', errorCode: 0 },
       ]);
-      expect(c.fetchOffsets({ groupId: 'batch', topics: [{ name: 'orders', partitions: [1] }] }).topics[0].partitions[0]).toMatchObject({ offset: 7n, metadata: 'x' });
+      expect(
+        c.fetchOffsets({ groupId: 'batch', topics: [{ name: 'orders', partitions: [1] }] }).topics[0].partitions[0],
+      ).toMatchObject({ offset: 7n, metadata: 'x' });
       expect(c.fetchOffsets({ groupId: 'tmp', topics: null }).topics).toEqual([]);
     };
     verifyOffsets();
@@ -121,12 +158,24 @@ describe('offsets persistence (real LogStore)', () => {
       { groupId: 'batch', protocolType: '', groupState: 'Empty' },
     ]);
     // the restored member keeps its generation and assignment
-    expect(c.heartbeat({ groupId: 'app', generationId: 1, memberId: j.memberId, groupInstanceId: null }).errorCode).toBe(0);
-    const again = await c.sync({ groupId: 'app', generationId: 1, memberId: j.memberId, groupInstanceId: null, protocolType: null, protocolName: null, assignments: [] });
+    expect(
+      c.heartbeat({ groupId: 'app', generationId: 1, memberId: j.memberId, groupInstanceId: null }).errorCode,
+    ).toBe(0);
+    const again = await c.sync({
+      groupId: 'app',
+      generationId: 1,
+      memberId: j.memberId,
+      groupInstanceId: null,
+      protocolType: null,
+      protocolName: null,
+      assignments: [],
+    });
     expect(again.assignment.toString()).toBe('all');
 
     // the member leaves (group -> Empty, persisted); compaction rewrites the sealed segments
-    expect(c.leave({ groupId: 'app', members: [{ memberId: j.memberId, groupInstanceId: null }] }).members[0].errorCode).toBe(0);
+    expect(
+      c.leave({ groupId: 'app', members: [{ memberId: j.memberId, groupInstanceId: null }] }).members[0].errorCode,
+    ).toBe(0);
     await c.close();
     const recordsBefore = await countRecords(log);
     await log.runMaintenance(Date.now() + 10 * 86_400_000);

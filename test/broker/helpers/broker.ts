@@ -47,7 +47,9 @@ export async function startTestBroker(opts: Partial<BrokerOptions> = {}): Promis
 }
 
 /** Runs `node services/kafka-broker/main.ts` and resolves once it logged "broker listening". */
-export function spawnBroker(env: Record<string, string>): Promise<{ child: ChildProcess; port: number; logs: string[] }> {
+export function spawnBroker(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; port: number; logs: string[] }> {
   return new Promise((resolve, reject) => {
     const child = spawn(NODE, [path.join(REPO, 'services/kafka-broker/main.ts')], {
       env: { ...process.env, BROKER_PORT: '0', LOG_LEVEL: 'info', ...env },

@@ -26,7 +26,10 @@ export function openStore(dataDir: string, opts: Partial<LogStoreOptions> = {}):
 }
 
 /** A batch of records with string values (and optional keys). */
-export function batch(values: (string | null)[], opts: EncodeBatchOptions & { keys?: (string | null)[] } = {}): Promise<Buffer> {
+export function batch(
+  values: (string | null)[],
+  opts: EncodeBatchOptions & { keys?: (string | null)[] } = {},
+): Promise<Buffer> {
   const records: RecordInput[] = values.map((v, i) => ({ value: v, key: opts.keys ? opts.keys[i] : null }));
   return encodeRecordBatch(records, opts);
 }

@@ -56,7 +56,11 @@ describe('append and read', () => {
   it('appends several batches of one request and compressed batches', async () => {
     await store.createTopic('t', 1);
     const p = store.partition('t', 0)!;
-    const multi = Buffer.concat([await batch(['a', 'b']), await batch(['c'], { compression: 'gzip' }), await batch(['d', 'e'], { compression: 'zstd' })]);
+    const multi = Buffer.concat([
+      await batch(['a', 'b']),
+      await batch(['c'], { compression: 'gzip' }),
+      await batch(['d', 'e'], { compression: 'zstd' }),
+    ]);
     expect(await p.append(multi)).toMatchObject({ errorCode: 0, baseOffset: 0n });
     expect(p.highWatermark()).toBe(5n);
     expect((await readAll(p)).map((r) => r.value)).toEqual(['a', 'b', 'c', 'd', 'e']);
@@ -142,7 +146,9 @@ describe('append and read', () => {
   it('serves concurrent appends in order with group commit', async () => {
     await store.createTopic('t', 1);
     const p = store.partition('t', 0)!;
-    const results = await Promise.all(Array.from({ length: 50 }, async (_, i) => p.append(await batch([`c${i}`, `c${i}b`]))));
+    const results = await Promise.all(
+      Array.from({ length: 50 }, async (_, i) => p.append(await batch([`c${i}`, `c${i}b`]))),
+    );
     const bases = results.map((r) => r.baseOffset).sort((a, b) => Number(a - b));
     expect(bases).toEqual(Array.from({ length: 50 }, (_, i) => BigInt(i * 2)));
     expect(p.highWatermark()).toBe(100n);
@@ -251,7 +257,10 @@ describe('recovery', () => {
     b[0] ^= 0xff;
     await fh.write(b, 0, 1, size - 3);
     await fh.close();
-    await fs.appendFile(logFile, Buffer.from('garbage garbage garbage garbage garbage garbage garbage garbage garbage'));
+    await fs.appendFile(
+      logFile,
+      Buffer.from('garbage garbage garbage garbage garbage garbage garbage garbage garbage'),
+    );
     store = await openStore(dir);
     const p = store.partition('t', 0)!;
     expect(p.highWatermark()).toBe(BigInt(count - 3));

@@ -33,7 +33,8 @@ describe('retention', () => {
     await store.createTopic('t', 1, { segmentBytes: 500, retentionMs: DAY });
     const p = store.partition('t', 0)!;
     const now = Date.now();
-    for (let i = 0; i < 20; i++) await p.append(await batch([`old-${i}`.padEnd(60, '.')], { baseTimestamp: now - 10 * DAY }));
+    for (let i = 0; i < 20; i++)
+      await p.append(await batch([`old-${i}`.padEnd(60, '.')], { baseTimestamp: now - 10 * DAY }));
     for (let i = 0; i < 20; i++) await p.append(await batch([`new-${i}`.padEnd(60, '.')], { baseTimestamp: now }));
     const pdir = path.join(dir, 't-0');
     const before = await listFiles(pdir, '.log');
@@ -90,7 +91,12 @@ describe('retention', () => {
 });
 
 describe('compaction', () => {
-  async function produceKeyed(p: ReturnType<LogStore['partition']>, entries: [string, string | null][], ts: number, compression?: 'gzip' | 'zstd') {
+  async function produceKeyed(
+    p: ReturnType<LogStore['partition']>,
+    entries: [string, string | null][],
+    ts: number,
+    compression?: 'gzip' | 'zstd',
+  ) {
     return p!.append(
       await encodeRecordBatch(
         entries.map(([key, value]) => ({ key, value })),
@@ -104,7 +110,9 @@ describe('compaction', () => {
     const p = store.partition('c', 0)!;
     expect(await p.append(await batch(['no key']))).toMatchObject({ errorCode: 87 });
     expect(await p.append(await batch(['v'], { keys: ['k'], compression: 'zstd' }))).toMatchObject({ errorCode: 0 });
-    expect(await p.append(await batch(['v', 'w'], { keys: ['k', null], compression: 'gzip' }))).toMatchObject({ errorCode: 87 });
+    expect(await p.append(await batch(['v', 'w'], { keys: ['k', null], compression: 'gzip' }))).toMatchObject({
+      errorCode: 87,
+    });
   });
 
   it('keeps the latest record per key, preserves offsets, and drops tombstones after delete.retention.ms', async () => {
@@ -192,7 +200,8 @@ describe('maintenance timer', () => {
     store = await openStore(dir, { maintenanceIntervalMs: 50 });
     await store.createTopic('t', 1, { segmentBytes: 300, retentionMs: DAY });
     const p = store.partition('t', 0)!;
-    for (let i = 0; i < 20; i++) await p.append(await batch([`x${i}`.padEnd(50, '.')], { baseTimestamp: Date.now() - 3 * DAY }));
+    for (let i = 0; i < 20; i++)
+      await p.append(await batch([`x${i}`.padEnd(50, '.')], { baseTimestamp: Date.now() - 3 * DAY }));
     const deadline = Date.now() + 5000;
     while (p.logStartOffset() === 0n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     expect(p.logStartOffset()).toBeGreaterThan(0n);
@@ -225,7 +234,10 @@ describe('topics', () => {
 
     await store.close();
     store = await openStore(dir);
-    const names = store.listTopics().map((t) => t.name).sort();
+    const names = store
+      .listTopics()
+      .map((t) => t.name)
+      .sort();
     expect(names).toEqual(['__consumer_offsets', 'orders']);
     const reopened = store.getTopic('orders')!;
     expect(reopened).toMatchObject({ partitions: 4, internal: false, config: { maxMessageBytes: 5000 } });

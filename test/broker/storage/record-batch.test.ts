@@ -30,7 +30,15 @@ describe('record batch codec', () => {
       { baseTimestamp: 1000, producerId: 7n, producerEpoch: 2, baseSequence: 10 },
     );
     const { header, records } = await decodeBatchRecords(b);
-    expect(header).toMatchObject({ magic: 2, recordCount: 2, lastOffsetDelta: 1, maxTimestamp: 1005n, producerId: 7n, producerEpoch: 2, baseSequence: 10 });
+    expect(header).toMatchObject({
+      magic: 2,
+      recordCount: 2,
+      lastOffsetDelta: 1,
+      maxTimestamp: 1005n,
+      producerId: 7n,
+      producerEpoch: 2,
+      baseSequence: 10,
+    });
     expect(header.size).toBe(b.length);
     expect(records[0].key?.toString()).toBe('k1');
     expect(records[0].headers).toEqual([{ key: 'h', value: Buffer.from('x') }]);
@@ -53,7 +61,9 @@ describe('record batch codec', () => {
     const bad = Buffer.from(b);
     bad[bad.length - 1] ^= 0xff;
     expect(validateProducedBatches(bad, 1e6)).toMatchObject({ errorCode: ErrorCode.CORRUPT_MESSAGE });
-    expect(validateProducedBatches(b.subarray(0, b.length - 3), 1e6)).toMatchObject({ errorCode: ErrorCode.CORRUPT_MESSAGE });
+    expect(validateProducedBatches(b.subarray(0, b.length - 3), 1e6)).toMatchObject({
+      errorCode: ErrorCode.CORRUPT_MESSAGE,
+    });
     expect(validateProducedBatches(b.subarray(0, 10), 1e6)).toMatchObject({ errorCode: ErrorCode.CORRUPT_MESSAGE });
     const v1 = Buffer.from(b);
     v1.writeInt8(1, OFF_MAGIC);
@@ -65,7 +75,9 @@ describe('record batch codec', () => {
     // two batches back to back plus a partial third
     const two = Buffer.concat([b, b]);
     expect(validateProducedBatches(two, 1e6)).toHaveLength(2);
-    expect(validateProducedBatches(Buffer.concat([two, b.subarray(0, 20)]), 1e6)).toMatchObject({ errorCode: ErrorCode.CORRUPT_MESSAGE });
+    expect(validateProducedBatches(Buffer.concat([two, b.subarray(0, 20)]), 1e6)).toMatchObject({
+      errorCode: ErrorCode.CORRUPT_MESSAGE,
+    });
   });
 
   it('rejects batches whose record count disagrees with lastOffsetDelta', async () => {

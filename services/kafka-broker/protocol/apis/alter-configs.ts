@@ -41,7 +41,11 @@ function encodeWith(incremental: boolean) {
     const flex = incremental ? v >= 1 : v >= 2;
     w.int32(0);
     w.array(res.responses, flex, (w, t) => {
-      w.int16(t.errorCode).nullableString(t.errorMessage, flex).int8(t.resourceType).string(t.resourceName, flex).tags(flex);
+      w.int16(t.errorCode)
+        .nullableString(t.errorMessage, flex)
+        .int8(t.resourceType)
+        .string(t.resourceName, flex)
+        .tags(flex);
     });
     w.tags(flex);
   };

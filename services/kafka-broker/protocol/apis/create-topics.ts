@@ -19,7 +19,9 @@ export interface CreatableTopicResult {
   errorMessage: string | null;
   numPartitions: number;
   replicationFactor: number;
-  configs: { name: string; value: string | null; readOnly: boolean; configSource: number; isSensitive: boolean }[] | null;
+  configs:
+    | { name: string; value: string | null; readOnly: boolean; configSource: number; isSensitive: boolean }[]
+    | null;
 }
 
 export const createTopics = defineApi<CreateTopicsRequest, { topics: CreatableTopicResult[] }>({
@@ -63,7 +65,11 @@ export const createTopics = defineApi<CreateTopicsRequest, { topics: CreatableTo
       if (v >= 5) {
         w.int32(t.numPartitions).int16(t.replicationFactor);
         w.nullableArray(t.configs, flex, (w, c) => {
-          w.string(c.name, flex).nullableString(c.value, flex).bool(c.readOnly).int8(c.configSource).bool(c.isSensitive);
+          w.string(c.name, flex)
+            .nullableString(c.value, flex)
+            .bool(c.readOnly)
+            .int8(c.configSource)
+            .bool(c.isSensitive);
           w.tags(flex);
         });
       }

@@ -44,7 +44,16 @@ export const joinGroup = defineApi<JoinGroupWireRequest, JoinGroupWireResponse>(
     });
     const reason = v >= 8 ? r.nullableString(flex) : null;
     r.tags(flex);
-    return { groupId, sessionTimeoutMs, rebalanceTimeoutMs, memberId, groupInstanceId, protocolType, protocols, reason };
+    return {
+      groupId,
+      sessionTimeoutMs,
+      rebalanceTimeoutMs,
+      memberId,
+      groupInstanceId,
+      protocolType,
+      protocols,
+      reason,
+    };
   },
   encode(w, v, res) {
     const flex = v >= 6;
