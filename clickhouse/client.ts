@@ -7,8 +7,9 @@
 // - per-query settings are written inline (`INSERT … SETTINGS k=v`), never through `clickhouse_settings`:
 //   over chDB those become session-wide `SET`s that would leak into later queries (a leaked
 //   insert_deduplication_token would silently drop the next insert);
-// - the chDB session is shared by the whole process and its current database can be changed by a
-//   `USE` (the analysts' endpoint allows that), so every statement names its database explicitly.
+// - the app's chDB session is shared by the whole process, so every statement names its database
+//   explicitly; untrusted SQL (the analysts' endpoint) runs on a read-only session of its own
+//   (`openReadOnlySession`), never on this one.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
@@ -38,6 +39,22 @@ export interface Db {
    *  JSONEachRow; HTTP: JSONEachRow); `table` is an identifier, optionally `db.table` */
   insert(table: string, rows: readonly object[], opts?: InsertOptions): Promise<void>;
   ping(): Promise<boolean>;
+  /** a session for untrusted SQL (the analysts' endpoint), never this Db's own: see openReadOnlySession */
+  openReadOnlySession(limits: ReadOnlyLimits): Promise<ReadOnlySession>;
+  close(): Promise<void>;
+}
+
+/** Engine settings every statement of a read-only session runs under (ClickHouse names and units). */
+export type ReadOnlyLimits = Record<string, number>;
+
+/** Untrusted SQL under the engine's `readonly=1`; statements run one at a time. */
+export interface ReadOnlySession {
+  /** one statement's raw output: `format` applies unless the statement has a FORMAT clause; `database` is
+   *  the current database for unqualified names (ClickHouse's HTTP `database` parameter) */
+  exec(
+    sql: string,
+    opts: { database: string; format: string; params?: Record<string, string>; queryId?: string },
+  ): Promise<Buffer>;
   close(): Promise<void>;
 }
 
@@ -159,11 +176,108 @@ export async function openDb(opts: DbOptions): Promise<Db> {
         return false;
       }
     },
+    async openReadOnlySession(limits: ReadOnlyLimits): Promise<ReadOnlySession> {
+      return embedded
+        ? openEmbeddedReadOnly(path.resolve(opts.chdbPath ?? './data/clickhouse'), limits)
+        : openHttpReadOnly(opts, limits);
+    },
     async close() {
       await client.close();
     },
   };
   return db;
+}
+
+/**
+ * chDB: a second connection on the same data directory. It sees the same tables, but it is a session of
+ * its own (settings, current database), so its `SET readonly = 1` never reaches the app's write session,
+ * and its queries do not wait for the app's (the engine runs the two sessions' queries side by side).
+ * The limits are set first: once `readonly = 1` holds, no setting can change any more, not through
+ * `SET`, a query's `SETTINGS` clause, nor by anyone else holding the session.
+ */
+async function openEmbeddedReadOnly(chdbPath: string, limits: ReadOnlyLimits): Promise<ReadOnlySession> {
+  const { createChdbConnection } = await import('chdb/connection');
+  const connection = createChdbConnection({ path: chdbPath });
+  const client = createClient({ connection } as never);
+  const assignments = Object.entries(limits).map(([k, v]) => `${settingName(k)} = ${settingValue(v)}`);
+  await client.command({ query: `SET ${[...assignments, 'readonly = 1'].join(', ')}` });
+  let current = '';
+  let tail: Promise<unknown> = Promise.resolve();
+  return {
+    exec(sql, o) {
+      const run = async () => {
+        // only the endpoint's own USE changes this session's database (a USE statement is not a read)
+        if (o.database !== current) {
+          await client.command({ query: `USE ${assertIdentifier(o.database)}` });
+          current = o.database;
+        }
+        const rs = await client.exec({
+          query: sql,
+          query_params: o.params && Object.keys(o.params).length ? o.params : undefined,
+          query_id: o.queryId,
+          // chdb/connection turns default_format into the query's output format option, not a SET
+          clickhouse_settings: { default_format: o.format } as never,
+        });
+        return collect(rs.stream);
+      };
+      const result = tail.then(run, run);
+      tail = result.catch(() => undefined);
+      return result;
+    },
+    async close() {
+      await tail;
+      await client.close();
+    },
+  };
+}
+
+/** ClickHouse server: each request carries the limits and readonly=1 as its own URL settings (no HTTP session). */
+async function openHttpReadOnly(opts: DbOptions, limits: ReadOnlyLimits): Promise<ReadOnlySession> {
+  for (const k of Object.keys(limits)) settingName(k);
+  const clients = new Map<string, ClickHouseClient>();
+  const clientFor = (database: string) => {
+    let c = clients.get(database);
+    if (!c) {
+      c = createClient({
+        url: opts.url,
+        username: opts.username,
+        password: opts.password,
+        database: assertIdentifier(database),
+      });
+      clients.set(database, c);
+    }
+    return c;
+  };
+  return {
+    async exec(sql, o) {
+      const rs = await clientFor(o.database).exec({
+        query: sql,
+        query_params: o.params,
+        query_id: o.queryId,
+        clickhouse_settings: { ...limits, readonly: '1', default_format: o.format } as never,
+      });
+      return collect(rs.stream);
+    },
+    async close() {
+      await Promise.all([...clients.values()].map((c) => c.close()));
+    },
+  };
+}
+
+function settingName(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a ClickHouse setting name: ${JSON.stringify(name)}`);
+  return name;
+}
+
+function settingValue(v: number): string {
+  if (!Number.isFinite(v)) throw new Error(`not a finite setting value: ${v}`);
+  return String(v);
+}
+
+async function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c as Uint8Array));
+  return Buffer.concat(chunks);
 }
 
 /**

@@ -3,8 +3,9 @@
 //
 // Supported: GET/POST `/?query=…` (a POST body is appended to the URL query, as ClickHouse does),
 // `default_format` or a `FORMAT` clause, `param_<name>` server-side parameters, `database`, `query_id`,
-// gzip responses with `enable_http_compression=1`, `/ping`. Reads only: see readonly.ts. Errors use
-// ClickHouse's text form (`Code: N. DB::Exception: … (NAME)`) and the X-ClickHouse-Exception-Code header.
+// gzip responses with `enable_http_compression=1`, `/ping`. Reads only, enforced by the engine on a
+// session of the analysts' own with per-statement limits: see readonly.ts. Errors use ClickHouse's text
+// form (`Code: N. DB::Exception: … (NAME)`), its HTTP status and the X-ClickHouse-Exception-Code header.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,29 +13,47 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Logger } from '../services/common/logger.ts';
 import { counter, histogram } from '../services/common/metrics.ts';
 import { assertIdentifier, type Db, retryVanishedPart } from './client.ts';
-import { classifyReadOnly } from './readonly.ts';
+import { type AnalystLimits, openAnalystSql } from './readonly.ts';
 
 const MAX_QUERY_BYTES = 1024 * 1024;
 
 const queries = counter('analyst_sql_queries_total', "Queries on the analysts' SQL endpoint", ['outcome']);
 const latency = histogram('analyst_sql_query_seconds', "Latency of the analysts' SQL endpoint");
 
-/** ClickHouse error codes → HTTP status, as the ClickHouse server maps them. */
+/** ClickHouse error code → HTTP status, as the server maps them (src/Server/HTTP/exceptionCodeToHTTPStatus.cpp);
+ *  every other code is a 500 there, READONLY (164) included. */
 const STATUS_BY_CODE: Record<number, number> = {
-  62: 400, // SYNTAX_ERROR
-  47: 400, // UNKNOWN_IDENTIFIER
-  46: 400, // UNKNOWN_FUNCTION
-  43: 400, // ILLEGAL_TYPE_OF_ARGUMENT
-  53: 400, // TYPE_MISMATCH
+  194: 401, // REQUIRED_PASSWORD
+  497: 403, // ACCESS_DENIED
+  36: 400, // BAD_ARGUMENTS
+  427: 400, // CANNOT_COMPILE_REGEXP
+  6: 400, // CANNOT_PARSE_TEXT
+  25: 400, // CANNOT_PARSE_ESCAPE_SEQUENCE
+  26: 400, // CANNOT_PARSE_QUOTED_STRING
+  38: 400, // CANNOT_PARSE_DATE
+  41: 400, // CANNOT_PARSE_DATETIME
+  72: 400, // CANNOT_PARSE_NUMBER
+  441: 400, // CANNOT_PARSE_DOMAIN_VALUE_FROM_STRING
   27: 400, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
-  73: 400, // UNKNOWN_FORMAT
-  115: 400, // UNKNOWN_SETTING
-  456: 400, // UNKNOWN_QUERY_PARAMETER
-  457: 400, // BAD_QUERY_PARAMETER
+  15: 400, // DUPLICATE_COLUMN
+  44: 400, // ILLEGAL_COLUMN
+  8: 400, // THERE_IS_NO_COLUMN
+  167: 400, // TOO_DEEP_AST
+  168: 400, // TOO_BIG_AST
+  62: 400, // SYNTAX_ERROR
+  117: 400, // INCORRECT_DATA
+  53: 400, // TYPE_MISMATCH
   60: 404, // UNKNOWN_TABLE
+  46: 404, // UNKNOWN_FUNCTION
+  47: 404, // UNKNOWN_IDENTIFIER
+  50: 404, // UNKNOWN_TYPE
+  56: 404, // UNKNOWN_STORAGE
   81: 404, // UNKNOWN_DATABASE
-  164: 403, // READONLY
-  241: 500, // MEMORY_LIMIT_EXCEEDED
+  115: 404, // UNKNOWN_SETTING
+  63: 404, // UNKNOWN_AGGREGATE_FUNCTION
+  73: 404, // UNKNOWN_FORMAT
+  48: 501, // NOT_IMPLEMENTED
+  159: 408, // TIMEOUT_EXCEEDED
 };
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -76,8 +95,11 @@ export async function startSqlEndpoint(opts: {
   port: number;
   logger: Logger;
   version: string;
+  /** per-statement bounds (config: CLICKHOUSE_HTTP_MAX_*) */
+  limits: AnalystLimits;
 }): Promise<SqlEndpoint> {
   const { db, logger } = opts;
+  const analyst = await openAnalystSql(db, opts.limits);
   const server = http.createServer((req, res) => {
     handle(req, res).catch((err) => {
       logger.error({ err }, 'analyst endpoint failure');
@@ -107,8 +129,7 @@ export async function startSqlEndpoint(opts: {
       }
       const body = req.method === 'POST' ? await readBody(req) : '';
       const sql = [url.searchParams.get('query') ?? '', body].filter((s) => s.trim() !== '').join('\n');
-      const verdict = classifyReadOnly(sql);
-      if (!verdict.ok) throw new HttpError(403, 164, 'READONLY', verdict.reason);
+      if (sql.trim() === '') throw new HttpError(400, 62, 'SYNTAX_ERROR', 'Empty query');
 
       const params: Record<string, string> = {};
       for (const [k, v] of url.searchParams) if (k.startsWith('param_')) params[k.slice(6)] = v;
@@ -116,22 +137,14 @@ export async function startSqlEndpoint(opts: {
       try {
         assertIdentifier(database);
       } catch {
-        throw new HttpError(400, 81, 'UNKNOWN_DATABASE', `Database ${database} does not exist`);
+        throw new HttpError(404, 81, 'UNKNOWN_DATABASE', `Database ${database} does not exist`);
       }
       const format = url.searchParams.get('default_format') || 'TabSeparated';
       const declared = /\bFORMAT\s+([A-Za-z0-9_]+)\s*;?\s*$/i.exec(sql)?.[1] ?? format;
 
       let output: Buffer;
       try {
-        // Same engine session as the app: name the database on every statement (see client.ts).
-        output = await retryVanishedPart(db.embedded, async () => {
-          const rs = await db.client.exec({
-            query: db.embedded ? `USE ${database}; ${sql}` : sql,
-            query_params: Object.keys(params).length ? params : undefined,
-            clickhouse_settings: { default_format: format } as never,
-          });
-          return collect(rs.stream);
-        });
+        output = await retryVanishedPart(db.embedded, () => analyst.run(sql, { database, format, params, queryId }));
       } catch (err) {
         throw toHttpError(err);
       }
@@ -159,7 +172,7 @@ export async function startSqlEndpoint(opts: {
       queries.inc({ outcome: 'ok' });
     } catch (err) {
       const e = err instanceof HttpError ? err : new HttpError(500, 1001, 'STD_EXCEPTION', (err as Error).message);
-      queries.inc({ outcome: e.status < 500 ? 'client_error' : 'error' });
+      queries.inc({ outcome: e.code === 164 ? 'readonly' : e.status < 500 ? 'client_error' : 'error' });
       res.writeHead(e.status, {
         ...baseHeaders,
         'content-type': 'text/plain; charset=UTF-8',
@@ -179,11 +192,13 @@ export async function startSqlEndpoint(opts: {
   return {
     port,
     url: `http://${opts.host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await analyst.close();
+    },
   };
 }
 
@@ -193,8 +208,9 @@ function toHttpError(err: unknown): HttpError {
   if (Number.isFinite(code) && code > 0) {
     const message = String(e.message ?? 'error')
       .replace(/^Code: \d+\. DB::Exception: /, '')
-      .replace(/\. \([A-Z_]+\)( \(version [^)]*\))?\s*$/, '');
-    return new HttpError(STATUS_BY_CODE[code] ?? 400, code, e.type ?? 'UNKNOWN', message);
+      .replace(/\. \([A-Z_]+\)( \(version [^)]*\))?\s*$/, '')
+      .replace(/[.\s]+$/, '');
+    return new HttpError(STATUS_BY_CODE[code] ?? 500, code, e.type ?? 'UNKNOWN', message);
   }
   return new HttpError(500, 1001, 'STD_EXCEPTION', String(e.message ?? err));
 }
@@ -211,10 +227,4 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
   let buf = Buffer.concat(chunks);
   if (String(req.headers['content-encoding'] ?? '').includes('gzip')) buf = gunzipSync(buf);
   return buf.toString('utf8');
-}
-
-async function collect(stream: NodeJS.ReadableStream): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const c of stream) chunks.push(typeof c === 'string' ? Buffer.from(c) : Buffer.from(c as Uint8Array));
-  return Buffer.concat(chunks);
 }

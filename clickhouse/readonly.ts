@@ -1,123 +1,124 @@
-// Classifies SQL for the analysts' read-only endpoint: one statement, starting with a read keyword,
-// no `INTO OUTFILE`, no table functions that reach outside the database (files, URLs, other servers,
-// executables). The scan skips string literals, quoted identifiers and comments, so a keyword inside a
-// string does not count.
+// Untrusted SQL, read only (the analysts' endpoint). The engine enforces it, not a classifier of ours:
+// - every statement runs on a chDB session of its own under ClickHouse's `readonly=1`
+//   (`Db.openReadOnlySession`, clickhouse/client.ts), with the limits below set before it, so no
+//   statement can write, create, drop, alter, optimize, run SYSTEM, call a table function that reaches
+//   outside the engine (file, url, s3, remote, executable, …), or change any setting (`SET`,
+//   `SETTINGS readonly=0`, `SETTINGS max_execution_time=0` → 164 READONLY);
+// - the engine's own parser then refuses what `readonly=1` leaves open in embedded ClickHouse
+//   (clickhouse-local), measured on chDB 3.4 (ClickHouse 26.7):
+//   · more than one statement (`formatQuery` parses exactly one: 62 "Multi-statements are not allowed",
+//     what a ClickHouse server answers over HTTP);
+//   · a root that is not a read (`EXPLAIN AST`: only SELECT/WITH/UNION, SHOW, DESCRIBE, EXISTS, EXPLAIN):
+//     `readonly=1` allows `KILL QUERY` (every chDB query runs as the same user, so it could kill the
+//     processors' inserts), `USE`, `CHECK TABLE`;
+//   · `INTO OUTFILE` (clickhouse-local writes the file itself, readonly or not);
+//   · the scalar `file()` function (clickhouse-local does not confine it to user_files_path).
+import type { Config } from '../services/common/config.ts';
+import type { Db, ReadOnlyLimits, ReadOnlySession } from './client.ts';
 
-const READ_KEYWORDS = new Set(['SELECT', 'WITH', 'SHOW', 'DESCRIBE', 'DESC', 'EXPLAIN', 'EXISTS']);
-
-/** Table functions that read or write outside the engine's own tables. */
-const EXTERNAL_TABLE_FUNCTIONS = new Set([
-  'file',
-  'filecluster',
-  'url',
-  'urlcluster',
-  's3',
-  's3cluster',
-  'gcs',
-  'hdfs',
-  'hdfscluster',
-  'azureblobstorage',
-  'azureblobstoragecluster',
-  'remote',
-  'remotesecure',
-  'cluster',
-  'clusterallreplicas',
-  'mysql',
-  'postgresql',
-  'mongodb',
-  'redis',
-  'sqlite',
-  'jdbc',
-  'odbc',
-  'executable',
-  'input',
-  'deltalake',
-  'iceberg',
-  'hudi',
-  'fuzzjson',
-  'python',
-  'loop',
-]);
-
-export type Classification = { ok: true; keyword: string } | { ok: false; reason: string };
-
-interface Token {
-  kind: 'word' | 'punct';
-  text: string;
+/** Per-statement bounds of an analyst's query (README: configuration). */
+export interface AnalystLimits {
+  /** max_execution_time: the engine stops the query with 159 TIMEOUT_EXCEEDED */
+  maxExecutionSeconds: number;
+  /** max_result_rows / max_result_bytes: 396 TOO_MANY_ROWS_OR_BYTES beyond them */
+  maxResultRows: number;
+  maxResultBytes: number;
+  /** max_threads: cores one analyst query may use (the processors and the read API share the machine) */
+  maxThreads: number;
 }
 
-function tokenize(sql: string): Token[] {
-  const out: Token[] = [];
-  let i = 0;
-  const n = sql.length;
-  while (i < n) {
-    const c = sql[i];
-    if (/\s/.test(c)) {
-      i++;
-    } else if (c === '-' && sql[i + 1] === '-') {
-      while (i < n && sql[i] !== '\n') i++;
-    } else if (c === '#' && (sql[i + 1] === ' ' || sql[i + 1] === '!')) {
-      while (i < n && sql[i] !== '\n') i++;
-    } else if (c === '/' && sql[i + 1] === '*') {
-      const end = sql.indexOf('*/', i + 2);
-      i = end < 0 ? n : end + 2;
-    } else if (c === "'" || c === '"' || c === '`') {
-      // quoted literal or identifier; backslash and doubled-quote escapes
-      let j = i + 1;
-      while (j < n) {
-        if (sql[j] === '\\') j += 2;
-        else if (sql[j] === c && sql[j + 1] === c) j += 2;
-        else if (sql[j] === c) break;
-        else j++;
-      }
-      out.push({ kind: 'word', text: c === "'" ? "'…'" : '"…"' });
-      i = j + 1;
-    } else if (/[A-Za-z_]/.test(c)) {
-      let j = i + 1;
-      while (j < n && /[A-Za-z0-9_$]/.test(sql[j])) j++;
-      out.push({ kind: 'word', text: sql.slice(i, j) });
-      i = j;
-    } else {
-      out.push({ kind: 'punct', text: c });
-      i++;
-    }
-  }
-  return out;
+export function analystLimits(
+  config: Pick<
+    Config,
+    | 'CLICKHOUSE_HTTP_MAX_EXECUTION_TIME'
+    | 'CLICKHOUSE_HTTP_MAX_RESULT_ROWS'
+    | 'CLICKHOUSE_HTTP_MAX_RESULT_BYTES'
+    | 'CLICKHOUSE_HTTP_MAX_THREADS'
+  >,
+): AnalystLimits {
+  return {
+    maxExecutionSeconds: config.CLICKHOUSE_HTTP_MAX_EXECUTION_TIME,
+    maxResultRows: config.CLICKHOUSE_HTTP_MAX_RESULT_ROWS,
+    maxResultBytes: config.CLICKHOUSE_HTTP_MAX_RESULT_BYTES,
+    maxThreads: config.CLICKHOUSE_HTTP_MAX_THREADS,
+  };
 }
 
-export function classifyReadOnly(sql: string): Classification {
-  const tokens = tokenize(sql);
-  // a trailing `;` is fine, anything after it is a second statement
-  const semi = tokens.findIndex((t) => t.kind === 'punct' && t.text === ';');
-  if (semi >= 0 && semi < tokens.length - 1) {
-    return { ok: false, reason: 'Multi-statements are not allowed' };
+/** The refusal, in ClickHouse's shape (`code`, `type`), for what the engine's readonly=1 does not cover. */
+export class ReadOnlyRefusal extends Error {
+  readonly code = 164;
+  readonly type = 'READONLY';
+}
+
+/** Roots of `EXPLAIN AST` that read: SELECT (with WITH, UNION, INTERSECT/EXCEPT), SHOW …, DESCRIBE, EXISTS, EXPLAIN. */
+const READ_ROOT = /^(SelectWithUnionQuery|SelectIntersectExceptQuery|Show\w*|DescribeQuery|Exists\w*|Explain)\b/;
+/** Scalar functions that reach outside the engine and that readonly=1 allows in clickhouse-local. */
+const OUTSIDE_FUNCTIONS = new Set(['file']);
+
+export interface AnalystSql {
+  /** one statement's output (or a ClickHouse error: `code`, `type`, `message`) */
+  run(
+    sql: string,
+    opts: { database: string; format: string; params?: Record<string, string>; queryId?: string },
+  ): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+export async function openAnalystSql(db: Db, limits: AnalystLimits): Promise<AnalystSql> {
+  const session = await db.openReadOnlySession(engineSettings(limits));
+  return {
+    async run(sql, opts) {
+      await assertRead(session, sql, opts);
+      return session.exec(sql, opts);
+    },
+    close: () => session.close(),
+  };
+}
+
+export function engineSettings(l: AnalystLimits): ReadOnlyLimits {
+  return {
+    max_execution_time: l.maxExecutionSeconds,
+    max_result_rows: l.maxResultRows,
+    max_result_bytes: l.maxResultBytes,
+    max_threads: l.maxThreads,
+  };
+}
+
+async function assertRead(
+  session: ReadOnlySession,
+  sql: string,
+  opts: { database: string; params?: Record<string, string> },
+): Promise<void> {
+  // one statement, as the engine reads it (the text travels as a parameter, never into SQL)
+  const formatted = JSON.parse(
+    (
+      await session.exec('SELECT formatQuerySingleLine({q:String}) AS q', {
+        database: opts.database,
+        format: 'JSONEachRow',
+        params: { q: sql },
+      })
+    ).toString(),
+  ).q as string;
+  // the engine's rendering: keywords upper case, comments gone (a string literal holding these words is
+  // refused too: it is rare and the refusal is safe)
+  if (/\bINTO OUTFILE\b/.test(formatted)) {
+    throw new ReadOnlyRefusal('Cannot execute query in readonly mode: INTO OUTFILE is not allowed');
   }
-  const first = tokens.find((t) => !(t.kind === 'punct' && t.text === '('));
-  if (!first) return { ok: false, reason: 'Empty query' };
-  const keyword = first.text.toUpperCase();
-  if (first.kind !== 'word' || !READ_KEYWORDS.has(keyword)) {
-    return {
-      ok: false,
-      reason: `Cannot execute query in readonly mode: only SELECT, WITH, SHOW, DESCRIBE, EXPLAIN and EXISTS are allowed, got ${first.text}`,
-    };
+  // `formatted` is one statement rendered by the engine, so EXPLAIN AST runs nothing else
+  const ast = (
+    await session.exec(`EXPLAIN AST ${formatted}`, { database: opts.database, format: 'TSVRaw', params: opts.params })
+  )
+    .toString()
+    .split('\n');
+  const root = ast[0]?.trim() ?? '';
+  if (!READ_ROOT.test(root)) {
+    const kind = root.split(/\s/)[0] || 'an empty statement';
+    throw new ReadOnlyRefusal(`Cannot execute query in readonly mode: ${kind} is not a read`);
   }
-  for (let k = 0; k < tokens.length; k++) {
-    const t = tokens[k];
-    if (t.kind !== 'word') continue;
-    const up = t.text.toUpperCase();
-    if (up === 'INTO' && tokens[k + 1]?.text.toUpperCase() === 'OUTFILE') {
-      return { ok: false, reason: 'Cannot execute query in readonly mode: INTO OUTFILE is not allowed' };
+  for (const line of ast) {
+    const fn = /^\s*Function (\w+)/.exec(line)?.[1];
+    if (fn && OUTSIDE_FUNCTIONS.has(fn.toLowerCase())) {
+      throw new ReadOnlyRefusal(`Cannot execute query in readonly mode: function ${fn}() is not allowed`);
     }
-    if (EXTERNAL_TABLE_FUNCTIONS.has(t.text.toLowerCase()) && tokens[k + 1]?.text === '(') {
-      // only as a table function: after FROM / JOIN or a comma in a FROM list
-      const prev = tokens[k - 1]?.text.toUpperCase();
-      if (prev === 'FROM' || prev === 'JOIN' || prev === ',' || prev === 'TABLE') {
-        return {
-          ok: false,
-          reason: `Cannot execute query in readonly mode: table function ${t.text}() is not allowed`,
-        };
-      }
-    }
   }
-  return { ok: true, keyword };
 }

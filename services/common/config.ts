@@ -60,6 +60,17 @@ export const EnvSchema = z.object({
   SERVICE_BUILD: z.string().min(1).optional(),
   /** start the analysts' read-only SQL endpoint (single-node mode) */
   CLICKHOUSE_HTTP_ENABLED: bool(true),
+  /** analysts' endpoint, per statement: max_execution_time in seconds (the engine stops the query) */
+  CLICKHOUSE_HTTP_MAX_EXECUTION_TIME: z.coerce.number().int().min(1).max(3600).default(30),
+  /** analysts' endpoint, per statement: max_result_rows and max_result_bytes of the result */
+  CLICKHOUSE_HTTP_MAX_RESULT_ROWS: z.coerce.number().int().min(1).default(1_000_000),
+  CLICKHOUSE_HTTP_MAX_RESULT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(256 * 1024 * 1024),
+  /** analysts' endpoint, per statement: max_threads (cores one analyst query may take from the app) */
+  CLICKHOUSE_HTTP_MAX_THREADS: z.coerce.number().int().min(1).max(256).default(1),
   /** load the demo store on first start */
   DEMO_STORE: bool(true),
   /** demo store: generator seed (same seed → same catalog, sessions and ground truth) */
