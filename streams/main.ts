@@ -6,9 +6,10 @@
 import { Command } from 'commander';
 import { dbOptionsFromConfig, openDb } from '../clickhouse/client.ts';
 import { startSqlEndpoint } from '../clickhouse/http-endpoint.ts';
+import { analystLimits } from '../clickhouse/readonly.ts';
 import { migrate } from '../clickhouse/migrate.ts';
 import { loadConfigOrExit } from '../services/common/config.ts';
-import { createKafka } from '../services/common/kafka.ts';
+import { createKafka } from '../services/common/kafka/index.ts';
 import { createLogger } from '../services/common/logger.ts';
 import { createRedis } from '../services/common/redis.ts';
 import { selectProcessors } from './registry.ts';
@@ -48,6 +49,7 @@ if (args.sqlPort !== undefined && db.embedded) {
     port: Number(args.sqlPort),
     logger,
     version: v?.v ?? 'unknown',
+    limits: analystLimits(config),
   });
   sqlUrl = sql.url;
   closeSql = sql.close;

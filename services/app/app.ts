@@ -3,10 +3,11 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { dbOptionsFromConfig, openDb } from '../../clickhouse/client.ts';
 import { startSqlEndpoint } from '../../clickhouse/http-endpoint.ts';
+import { analystLimits } from '../../clickhouse/readonly.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
 import type { Config } from '../common/config.ts';
 import { requestId } from '../common/ids.ts';
-import { createKafka } from '../common/kafka.ts';
+import { createKafka } from '../common/kafka/index.ts';
 import { createLogger } from '../common/logger.ts';
 import { registry } from '../common/metrics.ts';
 import { createRedis } from '../common/redis.ts';
@@ -112,6 +113,7 @@ export async function startApp(config: Config, modules: AppModule[]): Promise<Ru
       port: config.CLICKHOUSE_HTTP_PORT,
       logger,
       version: await versionOf(db),
+      limits: analystLimits(config),
     });
     closers.push(() => sql.close());
     urls.clickhouse = sql.url;
