@@ -1,0 +1,96 @@
+// The analysts' read-only session over chDB: a session of its own on the app's data directory. It sees the
+// app's rows, the engine refuses its writes (readonly=1), and nothing of it reaches the app's session.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db, ReadOnlySession } from '../../clickhouse/client.ts';
+import { type AnalystSql, openAnalystSql } from '../../clickhouse/readonly.ts';
+import { privateDb } from '../helpers/chdb.ts';
+
+const DB = 'readonly_session_test';
+let db: Db;
+let session: ReadOnlySession;
+let analyst: AnalystSql;
+
+beforeAll(async () => {
+  db = await privateDb(DB);
+  await db.command(`CREATE TABLE IF NOT EXISTS ${DB}.t (x UInt32) ENGINE = MergeTree ORDER BY x`);
+  await db.command(`TRUNCATE TABLE ${DB}.t`);
+  session = await db.openReadOnlySession({ max_execution_time: 2, max_result_rows: 100, max_threads: 1 });
+  analyst = await openAnalystSql(db, {
+    maxExecutionSeconds: 2,
+    maxResultRows: 100,
+    maxResultBytes: 1e8,
+    maxThreads: 1,
+  });
+});
+afterAll(async () => {
+  await analyst?.close();
+  await session?.close();
+  await db?.close();
+});
+
+const read = async (s: ReadOnlySession, sql: string) =>
+  (await s.exec(sql, { database: DB, format: 'TabSeparated' })).toString().trim();
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => 'no error',
+    (e: { code?: unknown; type?: unknown }) => `${e.code} ${e.type}`,
+  );
+
+describe("analysts' read-only session", () => {
+  it("sees rows the app's session writes after it opened", async () => {
+    await db.insert(`${DB}.t`, [{ x: 1 }, { x: 2 }]);
+    expect(await read(session, 'SELECT count() FROM t')).toBe('2');
+  });
+
+  it('is refused writes by the engine itself (readonly=1), and cannot lift it or its limits', async () => {
+    expect(await failure(session.exec('INSERT INTO t VALUES (3)', { database: DB, format: 'TabSeparated' }))).toBe(
+      '164 READONLY',
+    );
+    for (const sql of [
+      'SET readonly = 0',
+      'SELECT 1 SETTINGS readonly = 0',
+      'SELECT 1 SETTINGS max_execution_time = 0',
+    ]) {
+      expect(await failure(session.exec(sql, { database: DB, format: 'TabSeparated' })), sql).toBe('164 READONLY');
+    }
+    expect(await read(session, "SELECT getSetting('readonly'), getSetting('max_result_rows')")).toBe('1\t100');
+  });
+
+  it("leaves the app's session writable and its settings untouched", async () => {
+    const [row] = await db.query<{ ro: string; rows: string }>(
+      "SELECT getSetting('readonly') AS ro, getSetting('max_result_rows') AS rows",
+    );
+    expect(row).toEqual({ ro: 0, rows: 0 });
+    await db.insert(`${DB}.t`, [{ x: 4 }]);
+    expect(await read(session, 'SELECT count() FROM t')).toBe('3');
+  });
+
+  it("does not hold up the app's queries while a long analyst query runs", async () => {
+    const order: string[] = [];
+    const long = failure(
+      session.exec('SELECT count() FROM numbers(1e13)', { database: DB, format: 'TabSeparated' }),
+    ).then((outcome) => order.push(`analyst ${outcome}`));
+    await db.insert(`${DB}.t`, [{ x: 5 }]);
+    await db.query(`SELECT count() FROM ${DB}.t`);
+    order.push('app insert and read');
+    await long;
+    expect(order).toEqual(['app insert and read', 'analyst 159 TIMEOUT_EXCEEDED']);
+  });
+
+  it('refuses, with the engine parser, what readonly=1 leaves open: KILL, USE, INTO OUTFILE, file(), two statements', async () => {
+    const opts = { database: DB, format: 'TabSeparated' };
+    for (const sql of [
+      'KILL QUERY WHERE 1',
+      'USE system',
+      "SELECT 1 INTO OUTFILE '/tmp/sd-ro-test.txt'",
+      "SELECT file('/etc/hostname')",
+    ]) {
+      expect(await failure(analyst.run(sql, opts)), sql).toBe('164 READONLY');
+    }
+    expect(await failure(analyst.run('SELECT 1; SELECT 2', opts))).toBe('62 SYNTAX_ERROR');
+    expect((await analyst.run('SELECT {n:UInt8} + 1', { ...opts, params: { n: '41' } })).toString()).toBe('42\n');
+    expect((await analyst.run('SELECT currentDatabase()', { ...opts, database: 'system' })).toString()).toBe(
+      'system\n',
+    );
+  });
+});
