@@ -5,6 +5,7 @@
 // the loose value and `services/storefront/context.ts` normalizes it; where the spec gives a type, a wrong
 // type is a 422 naming the field. Unknown keys are dropped everywhere (zod's default `strip`).
 import { z } from 'zod';
+import { numericGidPattern, numericGidRegex } from './fields.ts';
 
 const str = (max = 512) => z.string().max(max);
 
@@ -20,7 +21,7 @@ export type Pagination = z.infer<typeof PaginationSchema>;
 
 // ─── identity ───────────────────────────────────────────────────────────────────────────────────────────
 
-export const COMPANY_LOCATION_GID = /^gid:\/\/[A-Za-z0-9_-]+\/CompanyLocation\/[0-9]+$/;
+export const COMPANY_LOCATION_GID = numericGidRegex('CompanyLocation');
 
 export const IdentitySchema = z
   .object({
@@ -92,11 +93,11 @@ export const PriorSearchSchema = z
   })
   .meta({ id: 'PriorSearch' });
 
-export const MARKET_GID = /^gid:\/\/[A-Za-z0-9_-]+\/Market\/[0-9]+$/;
+export const MARKET_GID = numericGidRegex('Market');
 export const MarketRefSchema = z
   .string()
   .regex(
-    /^([A-Za-z]{2}|[0-9]{1,20}|gid:\/\/[A-Za-z0-9_-]+\/Market\/[0-9]+)$/,
+    new RegExp(`^([A-Za-z]{2}|[0-9]{1,20}|${numericGidPattern('Market')})$`),
     'expected a two-letter country code, a numeric market id or gid://<platform>/Market/<id>',
   )
   .describe('Two-letter country code, numeric market id, or market global id gid://<platform>/Market/<id>.');
@@ -209,10 +210,38 @@ export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 export const AUTOCOMPLETE_MAX_QUERY = 255;
 
-export const AutocompleteQuerySchema = z.object({
-  query: z
+/**
+ * Length in Unicode code points (what the query limits count: an emoji is one character, not two UTF-16
+ * units; a lone surrogate counts as one). No array is built, unlike `[...s].length`.
+ */
+export function codePointLength(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    // a high surrogate followed by a low one is one code point
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+/**
+ * A string of at most `max` characters counted in code points, as JSON Schema's `maxLength` counts them
+ * (zod's `.max()` counts UTF-16 units): the check is a refinement, documented as `maxLength`.
+ */
+const maxChars = (max: number) =>
+  z
     .string()
-    .max(AUTOCOMPLETE_MAX_QUERY, `at most ${AUTOCOMPLETE_MAX_QUERY} characters`)
+    .refine((s) => codePointLength(s) <= max, `at most ${max} characters`)
+    .meta({ maxLength: max });
+
+export const AutocompleteQuerySchema = z.object({
+  query: maxChars(AUTOCOMPLETE_MAX_QUERY)
     .optional()
     .describe(
       'The partial query, at most 255 characters. Under 2 characters after sanitizing counts as empty (top trending queries).',
@@ -239,7 +268,7 @@ export const AutocompleteResponseSchema = z
       .object({ redirect: z.object({ url: z.string() }).optional() })
       .describe('`redirect` only when the query matches a configured redirect term.'),
   })
-  .meta({ id: 'AutocompleteResponse' });
+  .meta({ id: 'AutocompleteResponse', description: 'Query suggestions.' });
 export type AutocompleteResponse = z.infer<typeof AutocompleteResponseSchema>;
 
 // ─── sort orders ────────────────────────────────────────────────────────────────────────────────────────
@@ -247,5 +276,5 @@ export type AutocompleteResponse = z.infer<typeof AutocompleteResponseSchema>;
 export const SortOrderSchema = z.object({ code: z.string(), nickname: z.string() }).meta({ id: 'SortOrder' });
 export const SortOrdersResponseSchema = z
   .object({ sortOrders: z.array(SortOrderSchema).describe('`relevance` is always included.') })
-  .meta({ id: 'SortOrdersResponse' });
+  .meta({ id: 'SortOrdersResponse', description: "The store's sort orders." });
 export type SortOrdersResponse = z.infer<typeof SortOrdersResponseSchema>;

@@ -6,11 +6,14 @@
 //               every response the frame produces carries them, errors included; then
 //               token → store (StoreDirectory, constant-time hash compare): 401 missing/invalid, 402
 //               suspended; then the per-store / per-IP rate limit (429 + Retry-After)
+//   validation  the route's declared zod schemas (querystring, params, body; plugin.ts), a 422 with field
+//               paths through the error handler below
 //   preHandler  `identity` and `context` (from a JSON body; GET endpoints have none) validated (422 with
-//               field paths) and normalized once into `req.storefront.context` (403 for B2B scope
-//               without a customer of the location's company)
+//               field paths; by the route's body schema when it declares one) and normalized once into
+//               `req.storefront.context` (403 for B2B scope without a customer of the location's company)
 //   onResponse  one request event per request through the emitter (never delays the response)
-//   errors      one JSON body for every 4xx/5xx: { error: { code, message, fields: [{ path, message }] } }
+//   errors      one error handler, one JSON body for every 4xx/5xx:
+//               { error: { code, message, fields: [{ path, message }] } }
 //
 // Endpoints declare `config: { kind }` (the request event kind, schemas/requests.ts) or
 // `config: { public: true }` (no token: the OpenAPI document), and fill `req.storefront.event` with what
@@ -21,7 +24,7 @@ import type { BlockList } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestId } from '../common/ids.ts';
 import { type RequestEvent, type RequestKind, requestEvent } from '../../schemas/requests.ts';
-import { ContextSchema, IdentitySchema } from '../../schemas/storefront.ts';
+import { type ContextInput, ContextSchema, type IdentityInput, IdentitySchema } from '../../schemas/storefront.ts';
 import { clientIp, type DeviceType, deviceTypeFromUserAgent, geoFromIp, normalizeIp } from '../common/enrich.ts';
 import type { Logger } from '../common/logger.ts';
 import { counter, histogram } from '../common/metrics.ts';
@@ -280,13 +283,18 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
     }
     const body = (raw ?? {}) as Record<string, unknown>;
     const fields: { path: string; message: string }[] = [];
+    // a route that declares its body (StorefrontBodySchema extended) had identity and context validated
+    // with it already; the frame parses them itself for routes that do not
+    const declared = req.routeOptions.schema?.body !== undefined;
     const identity =
-      body.identity === undefined
-        ? { success: true as const, data: undefined }
+      body.identity === undefined || declared
+        ? { success: true as const, data: body.identity as IdentityInput | undefined }
         : IdentitySchema.safeParse(body.identity);
     if (!identity.success) fields.push(...validationError(identity.error, 'identity').fields);
     const context =
-      body.context === undefined ? { success: true as const, data: undefined } : ContextSchema.safeParse(body.context);
+      body.context === undefined || declared
+        ? { success: true as const, data: body.context as ContextInput | undefined }
+        : ContextSchema.safeParse(body.context);
     if (!context.success) fields.push(...validationError(context.error, 'context').fields);
     if (fields.length > 0) {
       sendError(

@@ -1,169 +1,146 @@
-// The storefront API's OpenAPI 3.1 document, generated from the same zod schemas the routes validate
-// with (schemas/storefront.ts) through zod 4's JSON Schema output (draft 2020-12, which is OpenAPI 3.1's
-// schema dialect). Schemas carrying `.meta({ id })` become `components/schemas/<id>`.
+// The storefront API's OpenAPI 3.1 document, generated from the registered routes: @fastify/swagger
+// collects every route of the storefront plugin, fastify-type-provider-zod's `jsonSchemaTransform` turns
+// each route's zod schemas into JSON Schema (draft 2020-12, OpenAPI 3.1's dialect) and schemas carrying
+// `.meta({ id })` into `components/schemas/<id>` references. What every route shares is added here, once,
+// from what the frame guarantees: the error responses with the error body, `x-request-id` and
+// `x-service-build` on every response, `Retry-After` on 429, the token (none on `config.public` routes).
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ContextSchema, ErrorBodySchema, IdentitySchema, PaginationSchema } from '../../schemas/storefront.ts';
 
-export interface Operation {
-  method: 'get' | 'post';
-  /** path under the base URL, OpenAPI style (`/search/{searchQuery}/execute`) */
-  path: string;
-  operationId: string;
-  summary: string;
-  description?: string;
-  /** query parameters: an object schema, one parameter per key */
-  query?: z.ZodObject;
-  /** path parameters: an object schema */
-  params?: z.ZodObject;
-  body?: z.ZodType;
-  /** status → response schema */
-  responses: Record<number, { description: string; schema?: z.ZodType }>;
-  /** no token needed */
-  public?: boolean;
-}
-
 type Json = Record<string, unknown>;
+type Transform = typeof jsonSchemaTransform;
+type TransformObject = typeof jsonSchemaTransformObject;
 
-const COMPONENT_REF = '#/components/schemas/';
+const STANDARD_HEADERS: Json = {
+  'x-request-id': {
+    type: 'string',
+    description: 'ULID of the request (= attributionToken where the response has one).',
+  },
+  'x-service-build': { type: 'string', description: 'Build version that served the request.' },
+};
+const RETRY_AFTER: Json = { 'retry-after': { type: 'integer', description: 'Seconds to wait.' } };
 
-/** zod → JSON Schema with `$defs` hoisted into `components` and refs rewritten */
-function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<string, Json>): Json {
-  const js = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' }) as Json;
-  const defs = (js.$defs ?? {}) as Record<string, Json>;
-  delete js.$defs;
-  delete js.$schema;
-  const rewrite = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(rewrite);
-    if (node && typeof node === 'object') {
-      const out: Json = {};
-      for (const [k, v] of Object.entries(node as Json)) {
-        if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/'))
-          out[k] = COMPONENT_REF + v.slice('#/$defs/'.length);
-        else out[k] = rewrite(v);
-      }
-      return out;
-    }
-    return node;
-  };
-  for (const [name, def] of Object.entries(defs)) components[name] ??= rewrite(def) as Json;
-  // a top-level schema with an id is itself hoisted
-  const id = z.globalRegistry.get(schema)?.id;
-  const body = rewrite(js) as Json;
-  if (id) {
-    delete body.id;
-    components[id] ??= body;
-    return { $ref: COMPONENT_REF + id };
+/** the frame's refusals, by status; 403/413/415 only concern endpoints with a body */
+const ERROR_RESPONSES: Record<number, { description: string; bodyOnly?: boolean }> = {
+  401: { description: 'Missing or invalid X-Storefront-Access-Token.' },
+  402: { description: 'The store is suspended.' },
+  403: { description: 'B2B location without a customer of its company.', bodyOnly: true },
+  413: { description: 'Body larger than the limit.', bodyOnly: true },
+  415: { description: 'Body not sent as application/json.', bodyOnly: true },
+  422: { description: 'Invalid request; error.fields names the offending fields.' },
+  429: { description: 'Rate limit exceeded; see Retry-After.' },
+};
+
+/** the shared request objects every body endpoint uses and the error body, documented even when unused */
+const SHARED_COMPONENTS = {
+  output: [ErrorBodySchema],
+  input: [IdentitySchema, ContextSchema, PaginationSchema],
+};
+
+const json = (schema: unknown) => ({ 'application/json': { schema } });
+
+/** One route: the frame's shared responses and headers around the route's own declaration. */
+const transform: Transform = (doc) => {
+  const schema = (doc.schema ?? {}) as Json;
+  const isPublic = doc.route.config?.public === true;
+  const declared = (schema.response ?? {}) as Record<string, unknown>;
+  const response: Record<string, unknown> = {};
+  for (const [status, s] of Object.entries(declared)) {
+    // a bare zod schema: its description (else "OK") describes the response
+    response[status] = s instanceof z.ZodType ? { description: s.description ?? 'OK', content: json(s) } : (s as Json);
   }
-  return body;
+  if (!isPublic) {
+    for (const [status, e] of Object.entries(ERROR_RESPONSES)) {
+      if (e.bodyOnly && !schema.body) continue;
+      response[status] ??= { description: e.description, content: json(ErrorBodySchema) };
+    }
+  }
+  const out = jsonSchemaTransform({ ...doc, schema: { ...schema, response } });
+  const result = out.schema as Json;
+  const responses = result.response as Record<string, Json>;
+  if (Object.keys(responses).length === 0) responses['200'] = { description: 'OK' };
+  for (const [status, r] of Object.entries(responses))
+    r.headers = status === '429' ? { ...STANDARD_HEADERS, ...RETRY_AFTER } : STANDARD_HEADERS;
+  if (isPublic) result.security = [];
+  else
+    result.headers ??= {
+      type: 'object',
+      properties: { Accept: { type: 'string', default: 'application/json' } },
+    };
+  return out;
+};
+
+function walk(node: unknown, visit: (obj: Json) => void): void {
+  if (Array.isArray(node)) for (const n of node) walk(n, visit);
+  else if (node && typeof node === 'object') {
+    visit(node as Json);
+    for (const v of Object.values(node as Json)) walk(v, visit);
+  }
 }
 
-const STANDARD_HEADERS = {
-  'x-request-id': {
-    description: 'ULID of the request (= attributionToken where the response has one).',
-    schema: { type: 'string' },
-  },
-  'x-service-build': { description: 'Build version that served the request.', schema: { type: 'string' } },
-};
+const REF = '#/components/schemas/';
 
-const ERROR_RESPONSES: Record<number, string> = {
-  401: 'Missing or invalid X-Storefront-Access-Token.',
-  402: 'The store is suspended.',
-  403: 'B2B location without a customer of its company.',
-  413: 'Body larger than the limit.',
-  415: 'Body not sent as application/json.',
-  422: 'Invalid request; error.fields names the offending fields.',
-  429: 'Rate limit exceeded; see Retry-After.',
-};
-
-export function buildOpenApi(operations: readonly Operation[], info: { version: string; serverUrl: string }): Json {
-  const components: Record<string, Json> = {};
-  const paths: Record<string, Json> = {};
-  const errorRef = toSchema(ErrorBodySchema, 'output', components);
-  // the shared request objects every body endpoint uses, documented once
-  for (const shared of [IdentitySchema, ContextSchema, PaginationSchema]) toSchema(shared, 'input', components);
-  for (const op of operations) {
-    const parameters: Json[] = [];
-    for (const [where, obj] of [
-      ['path', op.params],
-      ['query', op.query],
-    ] as const) {
-      if (!obj) continue;
-      for (const [name, field] of Object.entries(obj.shape)) {
-        const schema = toSchema(field as z.ZodType, 'input', components);
-        const description = (schema as Json).description;
-        delete (schema as Json).description;
-        parameters.push({
-          name,
-          in: where,
-          required: where === 'path' || !(field as z.ZodType).safeParse(undefined).success,
-          ...(description ? { description } : {}),
-          schema,
-        });
-      }
-    }
-    if (!op.public)
-      parameters.push({
-        name: 'Accept',
-        in: 'header',
-        required: false,
-        schema: { type: 'string', default: 'application/json' },
-      });
-    const responses: Json = {};
-    for (const [status, r] of Object.entries(op.responses)) {
-      responses[status] = {
-        description: r.description,
-        headers: STANDARD_HEADERS,
-        ...(r.schema ? { content: { 'application/json': { schema: toSchema(r.schema, 'output', components) } } } : {}),
-      };
-    }
-    const errorStatuses = op.public
-      ? []
-      : Object.keys(ERROR_RESPONSES)
-          .map(Number)
-          .filter((s) => op.body || (s !== 413 && s !== 415 && s !== 403));
-    for (const s of errorStatuses) {
-      responses[String(s)] ??= {
-        description: ERROR_RESPONSES[s],
-        headers:
-          s === 429
-            ? { ...STANDARD_HEADERS, 'retry-after': { description: 'Seconds to wait.', schema: { type: 'integer' } } }
-            : STANDARD_HEADERS,
-        content: { 'application/json': { schema: errorRef } },
-      };
-    }
-    paths[op.path] ??= {};
-    (paths[op.path] as Json)[op.method] = {
-      operationId: op.operationId,
-      summary: op.summary,
-      ...(op.description ? { description: op.description } : {}),
-      ...(op.public ? { security: [] } : {}),
-      ...(parameters.length ? { parameters } : {}),
-      ...(op.body
-        ? {
-            requestBody: {
-              required: true,
-              content: { 'application/json': { schema: toSchema(op.body, 'input', components) } },
-            },
-          }
-        : {}),
-      responses,
-    };
+/**
+ * The document: the components the paths reference (and the shared ones), nothing else from zod's global
+ * registry (which holds every module's schemas); an input-side component (`<id>Input`, the type
+ * provider's name) keeps its plain `<id>` when no output-side component of that name is in the document.
+ */
+const transformObject: TransformObject = (input) => {
+  const doc = jsonSchemaTransformObject(input) as unknown as Json & { components: { schemas: Record<string, Json> } };
+  const all = doc.components.schemas;
+  const idOf = (s: z.ZodType) => z.globalRegistry.get(s)?.id as string;
+  const pending = [...SHARED_COMPONENTS.output.map(idOf), ...SHARED_COMPONENTS.input.map((s) => `${idOf(s)}Input`)];
+  walk(doc.paths, (o) => {
+    if (typeof o.$ref === 'string' && o.$ref.startsWith(REF)) pending.push(o.$ref.slice(REF.length));
+  });
+  const kept = new Set<string>();
+  while (pending.length > 0) {
+    const name = pending.pop() as string;
+    if (kept.has(name) || !all[name]) continue;
+    kept.add(name);
+    walk(all[name], (o) => {
+      if (typeof o.$ref === 'string' && o.$ref.startsWith(REF)) pending.push(o.$ref.slice(REF.length));
+    });
   }
-  return {
-    openapi: '3.1.0',
-    info: {
-      title: 'Storefront Discovery API',
-      version: info.version,
-      description:
-        'Product and content discovery for a storefront: search, autocomplete, browse, recommendations. Every response carries x-request-id and x-service-build; every error body is { error: { code, message, fields } }.',
-    },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
-    servers: [{ url: info.serverUrl }],
-    security: [{ storefrontToken: [] }],
-    paths,
-    components: {
-      schemas: components,
-      securitySchemes: { storefrontToken: { type: 'apiKey', in: 'header', name: 'X-Storefront-Access-Token' } },
-    },
+  const rename = (name: string) =>
+    name.endsWith('Input') && !kept.has(name.slice(0, -'Input'.length)) ? name.slice(0, -'Input'.length) : name;
+  const schemas: Record<string, Json> = {};
+  for (const name of [...kept].sort()) schemas[rename(name)] = all[name];
+  const out = { ...doc, jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema' } as Json & {
+    components: Json;
   };
+  out.components = { ...doc.components, schemas };
+  walk([out.paths, schemas], (o) => {
+    if (typeof o.$ref === 'string' && o.$ref.startsWith(REF)) o.$ref = REF + rename(o.$ref.slice(REF.length));
+  });
+  return out as ReturnType<TransformObject>;
+};
+
+/**
+ * Register the document generator on the storefront plugin's instance, before its routes (it collects
+ * the routes registered after it in this encapsulation context). `app.swagger()` then returns the
+ * document; paths are relative to the plugin's prefix, which is the document's server URL.
+ */
+export async function registerOpenApi(app: FastifyInstance, info: { version: string }): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Storefront Discovery API',
+        version: info.version,
+        description:
+          'Product and content discovery for a storefront: search, autocomplete, browse, recommendations. Every response carries x-request-id and x-service-build; every error body is { error: { code, message, fields } }.',
+      },
+      servers: [{ url: app.prefix || '/' }],
+      security: [{ storefrontToken: [] }],
+      components: {
+        securitySchemes: { storefrontToken: { type: 'apiKey', in: 'header', name: 'X-Storefront-Access-Token' } },
+      },
+    },
+    transform,
+    transformObject,
+  });
 }

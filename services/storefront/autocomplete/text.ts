@@ -1,6 +1,7 @@
 // Text handling for autocomplete: sanitizing what a shopper typed, the normalized form used for
 // matching, tokens, stems (Porter, via `stemmer`) and character trigrams for similarity.
 import { stemmer } from 'stemmer';
+import { normalizeQuery as normalizeSanitized } from '../../../schemas/fields.ts';
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', '#39': "'" };
 
@@ -27,29 +28,16 @@ export function sanitizeQuery(raw: string): string {
   return s.replace(/\s+/g, ' ').trim();
 }
 
-/**
- * Length in Unicode code points (what the query limits count: an emoji is one character, not two UTF-16
- * units; a lone surrogate counts as one). No array is built, unlike `[...s].length`.
- */
-export function codePointLength(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    // a high surrogate followed by a low one is one code point
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--;
-        i++;
-      }
-    }
-  }
-  return n;
-}
+/** code points, as the query limits count them (defined with the query schema) */
+export { codePointLength } from '../../../schemas/storefront.ts';
 
-/** The matching form: sanitized, lower case, trimmed, single spaces. */
+/**
+ * The matching form: markup stripped (`sanitizeQuery`, for what a shopper typed), then the one query
+ * normalization of the platform (schemas/fields.ts), so a suggestion's key equals the trending key and
+ * the term keys of redirects and curation.
+ */
 export function normalizeQuery(raw: string): string {
-  return sanitizeQuery(raw).toLowerCase();
+  return normalizeSanitized(sanitizeQuery(raw));
 }
 
 /** Words: runs of letters and digits (apostrophes inside a word are dropped: "men's" → "mens"). */
