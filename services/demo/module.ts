@@ -15,6 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { ImageCache } from '../../deploy/demo/images.ts';
 import { DEMO_STORE_NAME, type DemoState, readDemoState, writeDemoState } from '../../deploy/demo/load.ts';
 import type { DemoWorkerData } from '../../deploy/demo/worker.ts';
+import { BURST_LINE } from '../../deploy/demo/vocab.ts';
 import type { AppContext, AppModule } from '../app/context.ts';
 import { storeDirectory } from '../store-config/module.ts';
 import { openConfigWriter, writerOptionsFromConfig } from '../store-config/writer.ts';
@@ -25,8 +26,16 @@ function publicHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
+/**
+ * What the printed request types: the start of the demo store's planted trending query. Suggestions come
+ * from what shoppers searched (the trending aggregate), and every demo store, whatever its seed, has
+ * `<BURST_LINE> <product type>` as its trending burst — searched by the last replayed sessions, whose
+ * shoppers type these same letters into autocomplete (deploy/demo/generator.ts, ground truth `trending`).
+ */
+export const DEMO_SUGGEST_PREFIX = BURST_LINE.slice(0, 3).toLowerCase();
+
 export function demoCurl(baseUrl: string, token: string): string {
-  return `curl -H 'X-Storefront-Access-Token: ${token}' '${baseUrl}/api/storefront/v1/search/complete?query=dr'`;
+  return `curl -H 'X-Storefront-Access-Token: ${token}' '${baseUrl}/api/storefront/v1/search/complete?query=${DEMO_SUGGEST_PREFIX}'`;
 }
 
 export const demoModule: AppModule = {
