@@ -19,18 +19,20 @@
 import { z } from 'zod';
 import type { Schema } from 'avsc';
 import { avroFromZod } from './avro/generate.ts';
+import { StoreId } from './config.ts';
 import { decimal, decimalString, intLike, isoUtc, numericId, timestamp } from './events.ts';
+import { parseGid, STORE_ID_PATTERN, UINT64_MAX } from './fields.ts';
 
 // ------------------------------------------------------------------------------------------------
 // shared pieces
 
 /** store ids as the store directory issues them (schemas/config.ts StoreId) */
-export const CatalogStoreId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1-64 characters of A-Z a-z 0-9 _ -');
+export const CatalogStoreId = StoreId;
 /** digit-string id as stored (output side of numericId) */
 const Digits = z
   .string()
   .regex(/^[1-9]\d{0,19}$/, 'expected a positive numeric id')
-  .refine((v) => v.length < 20 || BigInt(v) <= 18446744073709551615n, 'expected an id below 2^64');
+  .refine((v) => v.length < 20 || BigInt(v) <= UINT64_MAX, 'expected an id below 2^64');
 /** a free-form item id (price list, B2B catalog): no `:` (key separator), no whitespace or control characters */
 export const ItemRef = z
   .string()
@@ -41,8 +43,7 @@ const itemRefInput = z
   .union([z.string().trim(), z.number().int().nonnegative()], { error: 'expected an id (string or number)' })
   .transform((v) => {
     const s = String(v);
-    const gid = /^gid:\/\/[A-Za-z0-9_-]+\/[A-Za-z]+\/([^/\s]+)$/.exec(s);
-    return gid ? gid[1] : s;
+    return parseGid(s)?.id ?? s;
   })
   .pipe(ItemRef);
 
@@ -359,7 +360,7 @@ export type CatalogKeyRef =
   | { topic: 'price'; store_id: string; price_list_id: string; variant_id: string }
   | { topic: 'b2b_catalog'; store_id: string; catalog_id: string };
 
-const STORE = '([A-Za-z0-9_-]{1,64})';
+const STORE = `(${STORE_ID_PATTERN})`;
 const ID = '([1-9]\\d{0,19})';
 const REF = '([^:\\s]{1,200})';
 

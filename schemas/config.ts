@@ -10,13 +10,13 @@
 //
 // Payload fields are snake_case, as on the storefront wire (anchor_type, sort_index, …).
 import { z } from 'zod';
+import { normalizeQuery, numericGidRegex, STORE_ID_MESSAGE, STORE_ID_RE, toNumericId, ULID_RE } from './fields.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // identifiers and shared pieces
 
-const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 /** store ids: a ULID by default; operators may choose a readable slug (e.g. `demo`) */
-export const StoreId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1-64 characters of A-Z a-z 0-9 _ -');
+export const StoreId = z.string().regex(STORE_ID_RE, STORE_ID_MESSAGE);
 export const Ulid = z.string().regex(ULID_RE, 'expected a ULID (26 characters, Crockford base32, upper case)');
 /** generic item ids: no `|` (key separator), no control characters */
 export const ItemId = z
@@ -43,22 +43,26 @@ const UrlOrPath = z
     'expected an absolute http(s) URL or a path starting with /',
   );
 
-/** Normalized text used as an item id for term-keyed kinds (redirects, autocomplete curation). */
-export function normalizeTerm(term: string): string {
-  return term.normalize('NFKC').trim().toLowerCase().replace(/\s+/g, ' ');
-}
+/** Normalized text used as an item id for term-keyed kinds (redirects, autocomplete curation): the one
+ *  query normalization (schemas/fields.ts), so a term matches the trending key of the same query. */
+export const normalizeTerm = normalizeQuery;
 
 /** Option codes are normalized: lower case, spaces to underscores (as defaultSelectedOptions does). */
 export function normalizeOptionCode(code: string): string {
   return code.trim().toLowerCase().replace(/\s+/g, '_');
 }
 
-/** `gid://<platform>/<Type>/<id>` or a bare numeric id → the numeric id. */
+/** `gid://<platform>/<Type>/<id>` or a bare numeric id → the numeric id (schemas/fields.ts toNumericId). */
 export function gidNumericId(value: string, type: string): string | undefined {
-  if (/^\d{1,20}$/.test(value)) return value;
-  const m = /^gid:\/\/([a-z0-9_-]+)\/([A-Za-z]+)\/(\d{1,20})$/.exec(value);
-  return m && m[2] === type ? m[3] : undefined;
+  return toNumericId(value, type);
 }
+
+/** a global id of `type` (gid://<platform>/<Type>/<digits>), stored as given */
+const gidOf = (type: string) => z.string().regex(numericGidRegex(type), `expected gid://<platform>/${type}/<id>`);
+/** a product id as a merchandiser writes it: digits or gid://<platform>/Product/<digits>, stored as given */
+const ProductRef = z
+  .string()
+  .refine((v) => v === v.trim() && toNumericId(v, 'Product') !== undefined, 'expected a product id');
 
 /** A condition over the request (geo, customer, device, UTM, anchor, query): the filter_group shape. */
 const ConditionOperator = z.enum([
@@ -158,11 +162,7 @@ export const MarketConfig = z
     name: z.string().max(200).nullable().default(null),
     /** numeric platform market id, and its global id `gid://<platform>/Market/<id>` */
     market_id: Digits.nullable().default(null),
-    gid: z
-      .string()
-      .regex(/^gid:\/\/[a-z0-9_-]+\/Market\/\d{1,20}$/, 'expected gid://<platform>/Market/<id>')
-      .nullable()
-      .default(null),
+    gid: gidOf('Market').nullable().default(null),
     countries: z.array(Country).min(1).max(250),
     currency: Currency,
     price_list_id: z.string().min(1).max(200).nullable().default(null),
@@ -284,10 +284,7 @@ export const BlockConfig = z
     /** strategy parameters: manual product ids, metafield reference, look-back window */
     strategy_params: z
       .strictObject({
-        product_ids: z
-          .array(z.string().regex(/^(\d{1,20}|gid:\/\/[a-z0-9_-]+\/Product\/\d{1,20})$/, 'expected a product id'))
-          .max(250)
-          .optional(),
+        product_ids: z.array(ProductRef).max(250).optional(),
         metafield: z
           .string()
           .regex(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, 'expected namespace.key')
@@ -388,7 +385,7 @@ const MerchRuleBody = {
   pins: z
     .array(
       z.strictObject({
-        product_id: z.string().regex(/^(\d{1,20}|gid:\/\/[a-z0-9_-]+\/Product\/\d{1,20})$/, 'expected a product id'),
+        product_id: ProductRef,
         /** 1-based */
         position: z.number().int().min(1).max(1000),
         conditions: ConditionGroup.nullable().default(null),
@@ -438,10 +435,7 @@ const KNOWN_SEARCH_ACTIONS = {
   apply_filter: z.strictObject({ type: z.literal('apply_filter'), filter_group: ConditionGroup }),
   pin_products: z.strictObject({
     type: z.literal('pin_products'),
-    product_ids: z
-      .array(z.string().regex(/^(\d{1,20}|gid:\/\/[a-z0-9_-]+\/Product\/\d{1,20})$/, 'expected a product id'))
-      .min(1)
-      .max(50),
+    product_ids: z.array(ProductRef).min(1).max(50),
   }),
   boost: z.strictObject({ type: z.literal('boost'), match: ConditionGroup, factor: z.number().min(0).max(100) }),
   bury: z.strictObject({ type: z.literal('bury'), match: ConditionGroup, factor: z.number().min(0).max(1) }),
@@ -513,9 +507,7 @@ export const AutocompleteCurationConfig = z.strictObject({
   display_label: z.string().trim().min(1).max(255).nullable().default(null),
 });
 
-const LocationGid = z
-  .string()
-  .regex(/^gid:\/\/[a-z0-9_-]+\/CompanyLocation\/\d{1,20}$/, 'expected gid://<platform>/CompanyLocation/<id>');
+const LocationGid = gidOf('CompanyLocation');
 /** a numeric platform id, also accepted as its global id `gid://<platform>/<type>/<id>` (stored as digits) */
 const PlatformId = (type: string) =>
   z

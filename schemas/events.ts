@@ -4,18 +4,26 @@
 // zod schema here is the one source of truth for the Kafka contract. Field-name decisions where the
 // spec says "not shown": docs/decisions.md.
 import { z } from 'zod';
+import {
+  DECIMAL_RE,
+  toCurrency,
+  toDecimal,
+  toIdString,
+  toInt,
+  toNumericId,
+  toOptionalIdLike,
+  toOptionalText,
+  toTimestampMs,
+  toUlid,
+  toUlidOrUuid,
+  ULID_RE,
+} from './fields.ts';
+
+export { ULID_RE };
 
 // ------------------------------------------------------------------------------------------------
 // Field types shared by the event, request and order contracts. Each accepts what a storefront or a
 // platform webhook reasonably sends and normalizes it to the one form that goes to Kafka.
-
-export const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-const ULID_ANY_CASE_RE = /^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$/;
-const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-const DECIMAL_RE = /^\d{1,15}(\.\d{1,6})?$/;
-const MAX_TIME_MS = 253402300799999; // 9999-12-31T23:59:59.999Z
-/** ISO 8601 date-time without a zone designator (read as UTC, not the server's local zone) */
-const LOCAL_ISO_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?$/;
 
 // Each field type is one transform over the raw value (no unions or pipes): validation sits on the
 // beacon's hot path (≥ 100k events/s), and a single hand-written check is several times cheaper in zod.
@@ -28,23 +36,12 @@ function fail(ctx: Ctx, message: string): never {
 const wellFormed = (s: string) => (s.isWellFormed() ? s : s.toWellFormed());
 
 /** ULID (normalized to upper case) or UUID (normalized to lower case). */
-export const ulidOrUuid = z.unknown().transform((raw, ctx) => {
-  if (typeof raw === 'string') {
-    const v = raw.trim();
-    if (ULID_ANY_CASE_RE.test(v)) return v.toUpperCase();
-    if (UUID_RE.test(v)) return v.toLowerCase();
-  }
-  return fail(ctx, 'expected a ULID or a UUID');
-});
+export const ulidOrUuid = z
+  .unknown()
+  .transform((raw, ctx) => toUlidOrUuid(raw) ?? fail(ctx, 'expected a ULID or a UUID'));
 
 /** A ULID (normalized to upper case). */
-export const ulidString = z.unknown().transform((raw, ctx) => {
-  if (typeof raw === 'string') {
-    const v = raw.trim();
-    if (ULID_ANY_CASE_RE.test(v)) return v.toUpperCase();
-  }
-  return fail(ctx, 'expected a ULID');
-});
+export const ulidString = z.unknown().transform((raw, ctx) => toUlid(raw) ?? fail(ctx, 'expected a ULID'));
 
 /**
  * A short identifier-like string: trimmed, 1..max characters. Lone UTF-16 surrogates (possible through
@@ -53,9 +50,9 @@ export const ulidString = z.unknown().transform((raw, ctx) => {
 export const idString = (max = 128) =>
   z.unknown().transform((raw, ctx) => {
     if (typeof raw !== 'string') return fail(ctx, 'expected a string');
-    const v = raw.trim();
-    if (v.length === 0) return fail(ctx, 'must not be empty');
-    if (v.length > max) return fail(ctx, `must be at most ${max} characters`);
+    const v = toIdString(raw, max);
+    if (v === undefined)
+      return fail(ctx, raw.trim().length === 0 ? 'must not be empty' : `must be at most ${max} characters`);
     return wellFormed(v);
   });
 
@@ -65,11 +62,10 @@ export const optionalText = (max = 255) =>
     .unknown()
     .optional()
     .transform((raw, ctx): string | null => {
-      if (raw === undefined || raw === null) return null;
-      if (typeof raw !== 'string') return fail(ctx, 'expected a string or null');
-      const v = raw.trim();
-      if (v.length > max) return fail(ctx, `must be at most ${max} characters`);
-      return v === '' ? null : wellFormed(v);
+      const v = toOptionalText(raw, max);
+      if (v === undefined)
+        return fail(ctx, typeof raw !== 'string' ? 'expected a string or null' : `must be at most ${max} characters`);
+      return v === null ? null : wellFormed(v);
     });
 
 /** An optional id sent as a string or a non-negative integer; normalized to `string | null`. */
@@ -78,14 +74,10 @@ export const optionalIdLike = (max = 128) =>
     .unknown()
     .optional()
     .transform((raw, ctx): string | null => {
-      if (raw === undefined || raw === null) return null;
-      if (typeof raw === 'number') {
-        if (Number.isSafeInteger(raw) && raw >= 0) return String(raw);
-      } else if (typeof raw === 'string') {
-        const v = raw.trim();
-        if (v.length <= max) return v === '' ? null : wellFormed(v);
-      }
-      return fail(ctx, `expected a string of at most ${max} characters or a non-negative integer id`);
+      const v = toOptionalIdLike(raw, max);
+      if (v === undefined)
+        return fail(ctx, `expected a string of at most ${max} characters or a non-negative integer id`);
+      return v === null ? null : wellFormed(v);
     });
 
 /**
@@ -94,32 +86,16 @@ export const optionalIdLike = (max = 128) =>
  * zone are read as UTC (the server's zone is UTC; `Date.parse` uses the local zone for them).
  */
 export const timestamp = z.unknown().transform((raw, ctx) => {
-  let ms: number;
-  if (typeof raw === 'number') ms = raw;
-  else if (typeof raw === 'string' && raw.length <= 64) {
-    const v = raw.trim();
-    ms = Date.parse(LOCAL_ISO_RE.test(v) ? `${v}Z` : v);
-  } else return fail(ctx, 'expected a date string or epoch milliseconds');
-  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_TIME_MS) {
-    return fail(ctx, 'not a parseable date (ISO 8601 or epoch milliseconds, years 1970-9999)');
-  }
-  return new Date(Math.trunc(ms)).toISOString();
+  if (typeof raw !== 'number' && !(typeof raw === 'string' && raw.length <= 64))
+    return fail(ctx, 'expected a date string or epoch milliseconds');
+  const ms = toTimestampMs(raw);
+  if (ms === undefined) return fail(ctx, 'not a parseable date (ISO 8601 or epoch milliseconds, years 1970-9999)');
+  return new Date(ms).toISOString();
 });
 
 /** An ISO 8601 UTC timestamp with milliseconds, as `timestamp` produces (for values the platform builds). */
 export const isoUtc = z.iso.datetime({ precision: 3, offset: false });
 
-const GID_RE = /^gid:\/\/[A-Za-z]+\/[A-Za-z]+\/(\d{1,20})$/;
-const DIGITS_RE = /^\d{1,20}$/;
-function toNumericId(raw: unknown): string | undefined {
-  if (typeof raw === 'number') return Number.isSafeInteger(raw) && raw > 0 ? String(raw) : undefined;
-  if (typeof raw !== 'string') return undefined;
-  const v = raw.trim();
-  const digits = DIGITS_RE.test(v) ? v : GID_RE.exec(v)?.[1];
-  if (digits === undefined) return undefined;
-  const stripped = digits.replace(/^0+/, '');
-  return stripped === '' ? undefined : stripped;
-}
 const NUMERIC_ID_MESSAGE = 'expected a positive integer id (number, digit string or gid://…)';
 
 /**
@@ -136,16 +112,6 @@ export const optionalNumericId = z
     raw === undefined || raw === null ? null : (toNumericId(raw) ?? fail(ctx, NUMERIC_ID_MESSAGE)),
   );
 
-function toInt(raw: unknown, min: number, max: number): number | undefined {
-  const n =
-    typeof raw === 'number'
-      ? raw
-      : typeof raw === 'string' && /^\s*-?\d{1,10}\s*$/.test(raw)
-        ? Number(raw)
-        : Number.NaN;
-  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
-}
-
 /** An integer sent as a number or a digit string, within [min, max]. */
 export const intLike = (min: number, max: number) =>
   z.unknown().transform((raw, ctx) => toInt(raw, min, max) ?? fail(ctx, `expected an integer from ${min} to ${max}`));
@@ -161,15 +127,6 @@ export const optionalIntLike = (min: number, max: number) =>
         : (toInt(raw, min, max) ?? fail(ctx, `expected an integer from ${min} to ${max}`)),
     );
 
-function toDecimal(raw: unknown): string | undefined {
-  if (typeof raw === 'number')
-    return Number.isFinite(raw) && raw >= 0 && raw < 1e15 ? String(Number(raw.toFixed(6))) : undefined;
-  if (typeof raw === 'string') {
-    const v = raw.trim();
-    return DECIMAL_RE.test(v) ? v : undefined;
-  }
-  return undefined;
-}
 const DECIMAL_MESSAGE = 'expected a non-negative decimal amount with at most 6 decimals';
 
 /**
@@ -186,22 +143,18 @@ export const optionalDecimal = z
     raw === undefined || raw === null ? null : (toDecimal(raw) ?? fail(ctx, DECIMAL_MESSAGE)),
   );
 
-const CURRENCY_RE = /^[A-Za-z]{3}$/;
 /** ISO 4217 currency code, normalized to upper case. */
-export const currency = z.unknown().transform((raw, ctx) => {
-  const v = typeof raw === 'string' ? raw.trim() : '';
-  return CURRENCY_RE.test(v) ? v.toUpperCase() : fail(ctx, 'expected an ISO 4217 currency code');
-});
+export const currency = z
+  .unknown()
+  .transform((raw, ctx) => toCurrency(raw) ?? fail(ctx, 'expected an ISO 4217 currency code'));
 
 /** `currency`, optional: `string | null`. */
 export const optionalCurrency = z
   .unknown()
   .optional()
-  .transform((raw, ctx): string | null => {
-    if (raw === undefined || raw === null) return null;
-    const v = typeof raw === 'string' ? raw.trim() : '';
-    return CURRENCY_RE.test(v) ? v.toUpperCase() : fail(ctx, 'expected an ISO 4217 currency code');
-  });
+  .transform((raw, ctx): string | null =>
+    raw === undefined || raw === null ? null : (toCurrency(raw) ?? fail(ctx, 'expected an ISO 4217 currency code')),
+  );
 
 /** An optional member of a string enum: `T | null`. */
 export const optionalEnum = <const T extends readonly string[]>(values: T) =>

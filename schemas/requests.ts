@@ -28,7 +28,12 @@ export const RequestEventSchema = z.object({
   device_id: z.string().nullable().describe('identity.deviceId'),
   customer_id: z.string().nullable().describe('identity.customerId'),
   query: z.string().nullable().describe('the query as sent (search, autocomplete, content, prepare)'),
-  normalized_query: z.string().nullable().describe('lower-cased, trimmed, whitespace-collapsed query'),
+  normalized_query: z
+    .string()
+    .nullable()
+    .describe(
+      'the query as schemas/fields.ts normalizeQuery folds it (NFKC, lower case, trimmed, whitespace collapsed)',
+    ),
   search_id: z.string().nullable().describe('prepared search id (prepare, search, feedback)'),
   geo_country: z.string().nullable().describe('context.geo.country, else from the client IP'),
   geo_region: z.string().nullable(),
@@ -96,11 +101,4 @@ export function requestEvent(
     details_json: null,
     ...fields,
   };
-}
-
-/** The normalized query used for counting: lower case, trimmed, inner whitespace collapsed. */
-export function normalizeQuery(q: string | null | undefined): string | null {
-  if (q === null || q === undefined) return null;
-  const n = q.normalize('NFKC').toLowerCase().trim().replace(/\s+/g, ' ');
-  return n === '' ? null : n;
 }

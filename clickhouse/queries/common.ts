@@ -1,20 +1,14 @@
 // Shared pieces of the aggregate query helpers.
+import { toNumericId, UINT64_MAX } from '../../schemas/fields.ts';
 
-/** Product ids as the aggregates store them (UInt64): digit strings; anything else is dropped. */
+/** Product ids as the aggregates store them (UInt64): digit strings (schemas/fields.ts toNumericId); anything else is dropped. */
 export function productIds(ids: readonly (string | number | bigint)[]): string[] {
   const out: string[] = [];
   for (const id of ids) {
-    const s = String(id).trim();
-    const gid = /^gid:\/\/[A-Za-z]+\/[A-Za-z]+\/(\d{1,20})$/.exec(s);
-    const digits = gid ? gid[1] : s;
-    if (/^\d{1,20}$/.test(digits) && BigInt(digits) <= 18446744073709551615n && !out.includes(digits)) out.push(digits);
+    const digits = toNumericId(String(id));
+    if (digits !== undefined && BigInt(digits) <= UINT64_MAX && !out.includes(digits)) out.push(digits);
   }
   return out;
-}
-
-/** The normalized query form the aggregates are keyed by (same as schemas/requests.ts normalizeQuery). */
-export function normQuery(q: string): string {
-  return q.normalize('NFKC').toLowerCase().trim().replace(/\s+/g, ' ');
 }
 
 export function clampInt(v: number | undefined, min: number, max: number, fallback: number): number {

@@ -1,6 +1,6 @@
 // Query helpers over the stream aggregates, for the read API and the site. Every query takes the store
 // first and uses server-side parameters only. See docs/analytics.md for the tables behind them.
-export { productIds, normQuery } from './common.ts';
+export { productIds } from './common.ts';
 export { searchedThenPurchased, searchedThenViewed, type JourneyProduct } from './journeys.ts';
 export { bestSellers, productPopularity, trendingProducts, type BestSeller, type TrendingProduct } from './products.ts';
 export { relatedProducts, type RelatedOptions, type RelatedProduct, type RelatedStrategy } from './related.ts';

@@ -3,7 +3,8 @@
 // search). Ranked by how many sessions (purchases) made the journey, popularity-normalized as
 // n_qp / sqrt(n_p) so that the store's best-sellers do not top every query.
 import type { Db } from '../client.ts';
-import { clampInt, normQuery, productIds } from './common.ts';
+import { normalizeQuery } from '../../schemas/fields.ts';
+import { clampInt, productIds } from './common.ts';
 
 export interface JourneyProduct {
   productId: string;
@@ -25,7 +26,7 @@ async function journey(
     now?: Date;
   },
 ): Promise<JourneyProduct[]> {
-  const query = normQuery(opts.query);
+  const query = normalizeQuery(opts.query);
   if (query === '') return [];
   const rows = await db.query<{ pid: string; score: number; cnt: string }>(
     `WITH toDate({today:String}) - {days:UInt32} AS from_day,

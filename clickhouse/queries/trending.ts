@@ -7,7 +7,8 @@
 // where effectiveHours = ∫ of the decay over the recent window, and a query needs at least `minVoters`
 // votes in the recent window. A steady best-seller query scores ≈ 1, a new surge scores high.
 import type { Db } from '../client.ts';
-import { chNow, clampInt, normQuery } from './common.ts';
+import { normalizeQuery } from '../../schemas/fields.ts';
+import { chNow, clampInt } from './common.ts';
 
 export interface TrendingOptions {
   storeId: string;
@@ -101,7 +102,7 @@ export async function trendingQueries(db: Db, opts: TrendingOptions): Promise<Tr
       effective: effectiveHours,
       store: opts.storeId,
       country: (opts.country ?? '').toUpperCase(),
-      prefix: opts.prefix ? normQuery(opts.prefix) : '',
+      prefix: opts.prefix ? normalizeQuery(opts.prefix) : '',
       minVoters: clampInt(opts.minVoters, 1, 1_000_000, 2),
       limit: clampInt(opts.limit, 1, 1000, 10),
     },

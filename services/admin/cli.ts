@@ -22,6 +22,7 @@ import {
   STRATEGY_KEYS,
   STRATEGY_TYPES,
 } from '../../schemas/config.ts';
+import { toNumericId } from '../../schemas/fields.ts';
 import { ConfigError, loadConfig } from '../common/config.ts';
 import type { ConfigInputError, ConfigWriter } from '../store-config/writer.ts';
 
@@ -229,8 +230,7 @@ function mergeDeep(base: Record<string, unknown>, patch: Record<string, unknown>
 }
 
 const PRODUCT_ID = (v: string) => {
-  if (!/^(\d{1,20}|gid:\/\/[a-z0-9_-]+\/Product\/\d{1,20})$/.test(v))
-    throw new InvalidArgumentError('expected a product id or gid');
+  if (toNumericId(v, 'Product') === undefined) throw new InvalidArgumentError('expected a product id or gid');
   return v;
 };
 

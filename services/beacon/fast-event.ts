@@ -10,10 +10,22 @@
 // test over every event type (test/beacon/fast-event.test.ts): whenever the fast path answers, the
 // reference path succeeds with the same bytes.
 //
-// The field checks below mirror the zod field types of schemas/events.ts one to one (same regexes, same
-// trimming, same normalizations); a change of a rule there must be mirrored here — the property test
-// fails until it is.
+// The field checks are the plain functions of schemas/fields.ts, which the zod field types of
+// schemas/events.ts wrap: one rule each. What stays written here is the writer's own layout
+// (EXPECTED_FIELDS, the per-type field choice), which the property test keeps equal to the zod path.
 import type { ServerFields } from '../../schemas/events.ts';
+import {
+  toCurrency,
+  toDecimal,
+  toIdString,
+  toInt,
+  toNumericId,
+  toOptionalIdLike,
+  toOptionalText,
+  toTimestampMs,
+  toUlid,
+  toUlidOrUuid,
+} from '../../schemas/fields.ts';
 
 // ------------------------------------------------------------------------------------------------
 // Output buffer
@@ -113,114 +125,24 @@ declare global {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Field checks: mirror the field types of schemas/events.ts. `undefined` = not accepted (a miss).
-
-const ULID_ANY_CASE_RE = /^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$/;
-const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-const DECIMAL_RE = /^\d{1,15}(\.\d{1,6})?$/;
-const MAX_TIME_MS = 253402300799999;
-const LOCAL_ISO_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?$/;
-const GID_RE = /^gid:\/\/[A-Za-z]+\/[A-Za-z]+\/(\d{1,20})$/;
-const DIGITS_RE = /^\d{1,20}$/;
-const INT_STRING_RE = /^\s*-?\d{1,10}\s*$/;
-const CURRENCY_RE = /^[A-Za-z]{3}$/;
-
-function ulidOrUuid(raw: unknown): string | undefined {
-  if (typeof raw !== 'string') return undefined;
-  const v = raw.trim();
-  if (ULID_ANY_CASE_RE.test(v)) return v.toUpperCase();
-  if (UUID_RE.test(v)) return v.toLowerCase();
-  return undefined;
-}
-
-function ulid(raw: unknown): string | undefined {
-  if (typeof raw !== 'string') return undefined;
-  const v = raw.trim();
-  return ULID_ANY_CASE_RE.test(v) ? v.toUpperCase() : undefined;
-}
-
-/** timestamp → epoch ms as the Avro value carries it (Date.parse of the normalized ISO string) */
-function timestampMs(raw: unknown): number | undefined {
-  let ms: number;
-  if (typeof raw === 'number') ms = raw;
-  else if (typeof raw === 'string' && raw.length <= 64) {
-    const v = raw.trim();
-    ms = Date.parse(LOCAL_ISO_RE.test(v) ? `${v}Z` : v);
-  } else return undefined;
-  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_TIME_MS) return undefined;
-  return Math.trunc(ms);
-}
-
-/** idString(max); well-formedness is applied by the UTF-8 encoding (same bytes) */
-function idString(raw: unknown, max: number): string | undefined {
-  if (typeof raw !== 'string') return undefined;
-  const v = raw.trim();
-  return v.length === 0 || v.length > max ? undefined : v;
-}
-
-function optionalText(raw: unknown, max: number): string | null | undefined {
-  if (raw === undefined || raw === null) return null;
-  if (typeof raw !== 'string') return undefined;
-  const v = raw.trim();
-  if (v.length > max) return undefined;
-  return v === '' ? null : v;
-}
-
-function optionalIdLike(raw: unknown, max: number): string | null | undefined {
-  if (raw === undefined || raw === null) return null;
-  if (typeof raw === 'number') return Number.isSafeInteger(raw) && raw >= 0 ? String(raw) : undefined;
-  if (typeof raw === 'string') {
-    const v = raw.trim();
-    if (v.length <= max) return v === '' ? null : v;
-  }
-  return undefined;
-}
-
-function toNumericId(raw: unknown): string | undefined {
-  if (typeof raw === 'number') return Number.isSafeInteger(raw) && raw > 0 ? String(raw) : undefined;
-  if (typeof raw !== 'string') return undefined;
-  const v = raw.trim();
-  const digits = DIGITS_RE.test(v) ? v : GID_RE.exec(v)?.[1];
-  if (digits === undefined) return undefined;
-  const stripped = digits.replace(/^0+/, '');
-  return stripped === '' ? undefined : stripped;
-}
+// Field checks: the plain functions of schemas/fields.ts that the zod field types of schemas/events.ts
+// wrap, so both paths apply the same rules. `undefined` = not accepted (a miss). Well-formedness
+// (lone surrogates → U+FFFD) is applied by the UTF-8 encoding here (same bytes as zod's `toWellFormed`).
 
 function optionalNumericId(raw: unknown): string | null | undefined {
   return raw === undefined || raw === null ? null : toNumericId(raw);
-}
-
-function toInt(raw: unknown, min: number, max: number): number | undefined {
-  const n =
-    typeof raw === 'number' ? raw : typeof raw === 'string' && INT_STRING_RE.test(raw) ? Number(raw) : Number.NaN;
-  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
 }
 
 function optionalInt(raw: unknown, min: number, max: number): number | null | undefined {
   return raw === undefined || raw === null ? null : toInt(raw, min, max);
 }
 
-function toDecimal(raw: unknown): string | undefined {
-  if (typeof raw === 'number')
-    return Number.isFinite(raw) && raw >= 0 && raw < 1e15 ? String(Number(raw.toFixed(6))) : undefined;
-  if (typeof raw === 'string') {
-    const v = raw.trim();
-    return DECIMAL_RE.test(v) ? v : undefined;
-  }
-  return undefined;
-}
-
 function optionalDecimal(raw: unknown): string | null | undefined {
   return raw === undefined || raw === null ? null : toDecimal(raw);
 }
 
-function currency(raw: unknown): string | undefined {
-  const v = typeof raw === 'string' ? raw.trim() : '';
-  return CURRENCY_RE.test(v) ? v.toUpperCase() : undefined;
-}
-
 function optionalCurrency(raw: unknown): string | null | undefined {
-  return raw === undefined || raw === null ? null : currency(raw);
+  return raw === undefined || raw === null ? null : toCurrency(raw);
 }
 
 function optionalEnum(raw: unknown, a: string, b: string): string | null | undefined {
@@ -421,12 +343,12 @@ export function writeFastEvent(
   if (typeof type !== 'string') return undefined;
 
   // common fields
-  const eventId = ulidOrUuid(raw.event_id);
-  const ts = timestampMs(raw.timestamp);
-  const sessionId = idString(raw.session_id, 128);
-  const customerId = optionalIdLike(raw.customer_id, 128);
-  const deviceId = optionalText(raw.device_id, 128);
-  const attribution = optionalText(raw.attribution_token, 128);
+  const eventId = toUlidOrUuid(raw.event_id);
+  const ts = toTimestampMs(raw.timestamp);
+  const sessionId = toIdString(raw.session_id, 128);
+  const customerId = toOptionalIdLike(raw.customer_id, 128);
+  const deviceId = toOptionalText(raw.device_id, 128);
+  const attribution = toOptionalText(raw.attribution_token, 128);
   const channel = optionalEnum(raw.shopping_channel, 'web', 'app');
   if (
     eventId === undefined ||
@@ -440,11 +362,11 @@ export function writeFastEvent(
   ) {
     return undefined;
   }
-  const ms = optionalText(raw.marketing_source === undefined ? raw.utm_source : raw.marketing_source, 255);
-  const mm = optionalText(raw.marketing_medium === undefined ? raw.utm_medium : raw.marketing_medium, 255);
-  const mc = optionalText(raw.marketing_campaign === undefined ? raw.utm_campaign : raw.marketing_campaign, 255);
-  const mt = optionalText(raw.marketing_term === undefined ? raw.utm_term : raw.marketing_term, 255);
-  const mx = optionalText(raw.marketing_content === undefined ? raw.utm_content : raw.marketing_content, 255);
+  const ms = toOptionalText(raw.marketing_source === undefined ? raw.utm_source : raw.marketing_source, 255);
+  const mm = toOptionalText(raw.marketing_medium === undefined ? raw.utm_medium : raw.marketing_medium, 255);
+  const mc = toOptionalText(raw.marketing_campaign === undefined ? raw.utm_campaign : raw.marketing_campaign, 255);
+  const mt = toOptionalText(raw.marketing_term === undefined ? raw.utm_term : raw.marketing_term, 255);
+  const mx = toOptionalText(raw.marketing_content === undefined ? raw.utm_content : raw.marketing_content, 255);
   if (ms === undefined || mm === undefined || mc === undefined || mt === undefined || mx === undefined)
     return undefined;
 
@@ -480,13 +402,13 @@ export function writeFastEvent(
       productId = toNumericId(raw.product_id);
       variantId = optionalNumericId(raw.variant_id);
       position = toInt(raw.position, 1, 100_000);
-      blockId = optionalText(raw.block_id, 64);
-      if (type === 'product_click') query = optionalText(raw.query, 255);
+      blockId = toOptionalText(raw.block_id, 64);
+      if (type === 'product_click') query = toOptionalText(raw.query, 255);
       break;
     case 'product_view':
       productId = toNumericId(raw.product_id);
       variantId = optionalNumericId(raw.variant_id);
-      blockId = optionalText(raw.block_id, 64);
+      blockId = toOptionalText(raw.block_id, 64);
       break;
     case 'add_to_cart':
       productId = toNumericId(raw.product_id);
@@ -494,21 +416,21 @@ export function writeFastEvent(
       quantity = raw.quantity === undefined || raw.quantity === null ? 1 : toInt(raw.quantity, 1, 100_000);
       price = optionalDecimal(raw.price);
       cur = optionalCurrency(raw.currency);
-      blockId = optionalText(raw.block_id, 64);
+      blockId = toOptionalText(raw.block_id, 64);
       break;
     case 'purchase':
-      orderId = optionalIdLike(raw.order_id, 64);
-      cur = currency(raw.currency);
+      orderId = toOptionalIdLike(raw.order_id, 64);
+      cur = toCurrency(raw.currency);
       totalPrice = optionalDecimal(raw.total_price);
       items = lineItems(raw.line_items);
       if (items === undefined) return undefined;
       break;
     case 'block_view':
-      blockId = optionalText(raw.block_id, 64);
+      blockId = toOptionalText(raw.block_id, 64);
       productId = optionalNumericId(raw.product_id);
       break;
     case 'collection_view':
-      collectionHandle = idString(raw.collection_handle, 255);
+      collectionHandle = toIdString(raw.collection_handle, 255);
       break;
     case 'content_click':
     case 'content_impression':
@@ -517,37 +439,37 @@ export function writeFastEvent(
       if (raw.content_type !== 'article' && raw.content_type !== 'page') return undefined;
       contentType = raw.content_type;
       contentId = toNumericId(raw.content_id);
-      contentHandle = optionalText(raw.content_handle, 255);
-      blockId = optionalText(raw.block_id, 64);
+      contentHandle = toOptionalText(raw.content_handle, 255);
+      blockId = toOptionalText(raw.block_id, 64);
       break;
     case 'banner_impression':
     case 'banner_click':
-      bannerId = ulid(raw.banner_id);
-      ruleId = optionalText(raw.rule_id, 64);
-      bannerType = optionalText(raw.banner_type, 64);
+      bannerId = toUlid(raw.banner_id);
+      ruleId = toOptionalText(raw.rule_id, 64);
+      bannerType = toOptionalText(raw.banner_type, 64);
       bannerMode = optionalEnum(raw.banner_mode, 'inject', 'overtake');
       webPosition = optionalInt(raw.web_position, 0, 100_000);
       mobilePosition = optionalInt(raw.mobile_position, 0, 100_000);
-      collectionHandle = optionalText(raw.collection_handle, 255);
+      collectionHandle = toOptionalText(raw.collection_handle, 255);
       break;
     case 'search': {
-      query = idString(raw.query, 255);
+      query = toIdString(raw.query, 255);
       const c = raw.contextual_data;
       if (!isObject(c) || (c.search_source !== 'typed' && c.search_source !== 'autocomplete')) return undefined;
       context = looseJson(c, { search_source: c.search_source });
       break;
     }
     case 'autocomplete':
-      query = optionalText(raw.query, 255);
+      query = toOptionalText(raw.query, 255);
       break;
     case 'autocomplete_click': {
-      query = optionalText(raw.query, 255);
+      query = toOptionalText(raw.query, 255);
       productId = optionalNumericId(raw.product_id);
-      collectionHandle = optionalText(raw.collection_handle, 255);
+      collectionHandle = toOptionalText(raw.collection_handle, 255);
       const c = raw.contextual_data;
       if (!isObject(c) || typeof c.typed_query !== 'string' || c.typed_query.length > 255) return undefined;
       const pos = toInt(c.position, 1, 100_000);
-      const source = idString(c.selection_source, 64);
+      const source = toIdString(c.selection_source, 64);
       if (pos === undefined || source === undefined) return undefined;
       context = looseJson(c, { typed_query: c.typed_query, position: pos, selection_source: source.toWellFormed() });
       break;

@@ -34,6 +34,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ImportLineHeader, type ImportType } from '../../schemas/catalog.ts';
+import { isStoreId, STORE_ID_MESSAGE } from '../../schemas/fields.ts';
 import {
   type FieldIssue,
   formatPath,
@@ -548,7 +549,7 @@ async function main() {
     json: boolean;
   }>();
   if (o.resume && o.restart) program.error('--resume and --restart exclude each other');
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(o.store)) program.error('--store: expected 1-64 characters of A-Z a-z 0-9 _ -');
+  if (!isStoreId(o.store)) program.error(`--store: ${STORE_ID_MESSAGE}`);
 
   const { loadConfigOrExit } = await import('../common/config.ts');
   const { createKafka } = await import('../common/kafka.ts');

@@ -17,6 +17,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { DeleteInput, ShopifyInventoryLevelInput } from '../../schemas/catalog.ts';
+import { isStoreId } from '../../schemas/fields.ts';
 import type { StoreDirectory } from '../store-config/api.ts';
 import type { Logger } from '../common/logger.ts';
 import { counter } from '../common/metrics.ts';
@@ -80,7 +81,6 @@ export interface WebhookPluginOptions {
   logger: Logger;
 }
 
-const STORE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const WEBHOOK_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 type Body = { raw: Buffer };
@@ -204,7 +204,7 @@ export async function webhookPlugin(app: FastifyInstance, opts: WebhookPluginOpt
         'unknown_platform',
         `Webhooks of platform ${JSON.stringify(platform)} are not supported; supported: shopify.`,
       );
-    if (!STORE_ID.test(storeId))
+    if (!isStoreId(storeId))
       return sendError(reply, 404, 'unknown_store', 'No such store.', [
         { path: 'storeId', message: 'expected 1-64 characters of A-Z a-z 0-9 _ -' },
       ]);

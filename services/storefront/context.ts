@@ -5,6 +5,7 @@
 // (country, channel, device) and a view of the store's configuration (markets, B2B), and applies the
 // spec's rules ("identity", "context", "Market resolution", item rules). B2B authorization is decided
 // here too and returned as a failure the frame turns into a 403.
+import { toNumericId } from '../../schemas/fields.ts';
 import type { ContextInput, IdentityInput } from '../../schemas/storefront.ts';
 import { type DeviceType, inferChannel } from '../common/enrich.ts';
 
@@ -160,16 +161,9 @@ export const MAX_VIEWED = 20;
 
 // ─── ids, numbers ───────────────────────────────────────────────────────────────────────────────────────
 
-const DIGITS = /^[0-9]{1,20}$/;
-
-/** numeric id or `gid://<platform>/<resource>/<id>` → the digits; anything else → null */
+/** numeric id or `gid://<platform>/<resource>/<id>` → the digits; anything else → null (schemas/fields.ts) */
 export function normalizeGid(value: unknown, resource: string): string | null {
-  if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? String(value) : null;
-  if (typeof value !== 'string') return null;
-  const v = value.trim();
-  if (DIGITS.test(v)) return v.replace(/^0+(?=\d)/, '');
-  const m = /^gid:\/\/[A-Za-z0-9_-]+\/([A-Za-z]+)\/([0-9]{1,20})(\?.*)?$/.exec(v);
-  return m && m[1] === resource ? m[2] : null;
+  return toNumericId(value, resource) ?? null;
 }
 
 /** a number, or a string holding one ("29.00", " 29 "); anything else → null. Major units. */
@@ -267,7 +261,7 @@ function normCountry(c: string | null | undefined): string | null {
 function marketByRef(markets: MarketInfo[], ref: string): MarketInfo | undefined {
   const r = ref.trim();
   if (COUNTRY.test(r)) return markets.find((m) => m.countries.includes(r.toUpperCase()));
-  const id = DIGITS.test(r) ? r.replace(/^0+(?=\d)/, '') : normalizeGid(r, 'Market');
+  const id = normalizeGid(r, 'Market');
   return id === null ? undefined : markets.find((m) => m.marketId === id);
 }
 

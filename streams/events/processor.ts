@@ -9,7 +9,7 @@
 // dedup token → dropped by ClickHouse) or already advanced (events skipped → the rows of the lost attempt
 // were written already).
 import { type EnrichedEvent, EnrichedEventSchema } from '../../schemas/events.ts';
-import { normalizeQuery } from '../../schemas/requests.ts';
+import { normalizeOptionalQuery } from '../../schemas/fields.ts';
 import type { Decoded, ProcessContext, Processor, ProcessResult } from '../runtime/types.ts';
 import { chTime, RowSummer, zodParse } from '../runtime/util.ts';
 import { TrendingKeys } from '../trending/notify.ts';
@@ -188,7 +188,7 @@ function rawRow(d: Decoded<EnrichedEvent>) {
     variant_id: e.variant_id,
     position: e.position,
     block_id: e.block_id,
-    query: e.event_type === 'search' ? (normalizeQuery(e.query) ?? '') : (e.query ?? ''),
+    query: e.event_type === 'search' ? (normalizeOptionalQuery(e.query) ?? '') : (e.query ?? ''),
     collection_handle: e.collection_handle,
     content_type: e.content_type,
     content_id: e.content_id,

@@ -14,7 +14,7 @@
 // - Viewed-then-bought / searched-then-purchased: a `purchase` event pairs each bought product (first 20
 //   distinct of the order) with the 20 most recent viewed products (≠ it) and the 10 most recent queries.
 import type { EnrichedEvent } from '../../schemas/events.ts';
-import { normalizeQuery } from '../../schemas/requests.ts';
+import { normalizeOptionalQuery } from '../../schemas/fields.ts';
 import { touchRecent, utcDay } from '../runtime/util.ts';
 
 export const SESSION_GAP_MS = 30 * 60 * 1000;
@@ -127,7 +127,7 @@ export function applyEvent(
       break;
     }
     case 'search': {
-      const q = normalizeQuery(e.query);
+      const q = normalizeOptionalQuery(e.query);
       searches = 1;
       if (q) touchRecent(s.queries, q, QUERY_WINDOW);
       break;

@@ -2,7 +2,7 @@
 // searches_served_daily and trending_queries_hourly. After each write it publishes the changed trending
 // cells on `agg:trending` (streams/trending/notify.ts) — live mode only, never during a replay.
 import { type RequestEvent, RequestEventSchema } from '../../schemas/requests.ts';
-import { normalizeQuery } from '../../schemas/requests.ts';
+import { normalizeOptionalQuery } from '../../schemas/fields.ts';
 import type { Decoded, ProcessContext, Processor, ProcessResult } from '../runtime/types.ts';
 import { chTime, zodParse } from '../runtime/util.ts';
 import { TrendingKeys } from '../trending/notify.ts';
@@ -38,7 +38,7 @@ export const requestsProcessor: Processor<RequestEvent> = {
 
 function requestRow(d: Decoded<RequestEvent>) {
   const r = d.value;
-  const query = normalizeQuery(r.normalized_query ?? r.query) ?? '';
+  const query = normalizeOptionalQuery(r.normalized_query ?? r.query) ?? '';
   return {
     store_id: r.store_id,
     ts: chTime(r.occurred_at),

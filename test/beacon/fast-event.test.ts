@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import sjson from 'secure-json-parse';
 import { describe, expect, it } from 'vitest';
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
-import { createValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec } from '../../services/common/kafka/codec.ts';
 import { EVENT_SCHEMAS, EVENT_TYPES, enrichEvent, parseEvent, type ServerFields } from '../../schemas/events.ts';
 import { ByteWriter, fastPathSupports, requestBlock, writeFastEvent } from '../../services/beacon/fast-event.ts';
 import { memoryRegistry } from './helpers.ts';
@@ -70,8 +70,9 @@ const numericId = fc.oneof(
   fc.constant(2 ** 53 + 2),
   fc.double(),
   pad(fc.stringMatching(/^0{0,3}\d{1,22}$/)),
-  fc.stringMatching(/^gid:\/\/[A-Za-z]{1,8}\/[A-Za-z]{1,8}\/\d{1,21}$/),
+  fc.stringMatching(/^gid:\/\/[A-Za-z0-9_-]{1,12}\/[A-Za-z0-9]{1,8}\/\d{1,21}(\?[a-z=&]{0,6})?$/),
   fc.constant('gid://shopify/Product/000'),
+  fc.constant('gid://shopify-b2b/Product/1'),
   text,
   junk,
 );
@@ -420,6 +421,11 @@ const ID_EDGES = [
   'gid://shopify/Product/0',
   'gid://x/y/',
   'gid://a1/b/3',
+  'gid://shopify-b2b/Product/7',
+  'gid://shopify/Product/7?v=1',
+  'gid://shopify/Product/7?',
+  'gid://shopify/Product/7 ?v',
+  'gid://shop ify/Product/7',
   '12a',
 ];
 const INT_EDGES = [

@@ -1,0 +1,219 @@
+// The small rules every contract shares, each written once as a plain function: global ids (GIDs),
+// numeric platform ids, integers, decimal money strings, timestamps, ULID/UUID, store ids and the query
+// normalization that keys every trending aggregate and curation. The zod schemas of schemas/*.ts wrap
+// these functions; the beacon's fast path (services/beacon/fast-event.ts) calls them directly, so the
+// two paths cannot drift. A function returns `undefined` for a value it does not accept; the zod
+// wrappers turn that into an issue with a message.
+//
+// No zod and no import of ours here: this file sits on the beacon's hot path.
+
+// ------------------------------------------------------------------------------------------------
+// Global ids: `gid://<platform>/<Resource>/<id>[?<params>]` (docs/decisions.md, "One GID rule").
+// platform: letters, digits, `_` and `-` (`shopify`, `shopify-b2b`); Resource: letters (`Product`,
+// `CompanyLocation`); id: one or more characters other than `/`, `?` and whitespace; optional
+// `?params` (Shopify appends some to a few GIDs) are ignored.
+
+const GID_PLATFORM = '[A-Za-z0-9_-]+';
+const GID_RESOURCE = '[A-Za-z]+';
+const GID_PARAMS = '(?:\\?\\S*)?';
+const GID_RE = new RegExp(`^gid://(${GID_PLATFORM})/(${GID_RESOURCE})/([^/?\\s]+)${GID_PARAMS}$`);
+/** a GID whose id is numeric (1-20 digits): resource and digits captured, in one regex (hot path) */
+const NUMERIC_GID_RE = new RegExp(`^gid://${GID_PLATFORM}/(${GID_RESOURCE})/(\\d{1,20})${GID_PARAMS}$`);
+const DIGITS_RE = /^\d{1,20}$/;
+
+export interface Gid {
+  platform: string;
+  resource: string;
+  id: string;
+}
+
+/** `gid://<platform>/<Resource>/<id>` → its parts; anything else → undefined. No trimming. */
+export function parseGid(value: string): Gid | undefined {
+  const m = GID_RE.exec(value);
+  return m ? { platform: m[1], resource: m[2], id: m[3] } : undefined;
+}
+
+/** The pattern (no anchors) of a GID of `resource` with a numeric id, for composite patterns. */
+export function numericGidPattern(resource: string): string {
+  if (!new RegExp(`^${GID_RESOURCE}$`).test(resource)) throw new Error(`not a GID resource name: ${resource}`);
+  return `gid://${GID_PLATFORM}/${resource}/\\d{1,20}${GID_PARAMS}`;
+}
+
+/** A GID of `resource` with a numeric id, as an anchored regex (zod `.regex`, so OpenAPI shows the pattern). */
+export function numericGidRegex(resource: string): RegExp {
+  return new RegExp(`^${numericGidPattern(resource)}$`);
+}
+
+/** Whether `value` is a GID (of `resource`, when given) with a numeric id. No trimming. */
+export function isNumericGid(value: string, resource?: string): boolean {
+  const m = NUMERIC_GID_RE.exec(value);
+  return m !== null && (resource === undefined || m[1] === resource);
+}
+
+/**
+ * A numeric platform id (product, variant, customer, market, …): a positive safe integer, a digit string
+ * or a GID with a numeric id (of `resource`, when given) → its digits without leading zeros (a string:
+ * ids can exceed 2^53). Strings are trimmed. 0 is not an id.
+ */
+export function toNumericId(raw: unknown, resource?: string): string | undefined {
+  if (typeof raw === 'number') return Number.isSafeInteger(raw) && raw > 0 ? String(raw) : undefined;
+  if (typeof raw !== 'string') return undefined;
+  const v = raw.trim();
+  let digits: string;
+  if (DIGITS_RE.test(v)) digits = v;
+  else {
+    const m = NUMERIC_GID_RE.exec(v);
+    if (m === null || (resource !== undefined && m[1] !== resource)) return undefined;
+    digits = m[2];
+  }
+  const stripped = digits.replace(/^0+/, '');
+  return stripped === '' ? undefined : stripped;
+}
+
+/** The largest value of a ClickHouse UInt64 id column. */
+export const UINT64_MAX = 18446744073709551615n;
+
+// ------------------------------------------------------------------------------------------------
+// Integers, money, currencies
+
+const INT_STRING_RE = /^\s*-?\d{1,10}\s*$/;
+
+/** An integer sent as a number or a digit string (surrounding blanks allowed), within [min, max]. */
+export function toInt(raw: unknown, min: number, max: number): number | undefined {
+  const n =
+    typeof raw === 'number' ? raw : typeof raw === 'string' && INT_STRING_RE.test(raw) ? Number(raw) : Number.NaN;
+  return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+}
+
+/** A decimal amount as stored: up to 15 integer digits and 6 decimals, non-negative. */
+export const DECIMAL_RE = /^\d{1,15}(\.\d{1,6})?$/;
+
+/**
+ * Money in major units → a decimal string ("19.99"): numbers are rounded to 6 decimal places, strings
+ * must be plain decimals (trimmed). Strings keep amounts exact on the way to ClickHouse `Decimal` columns.
+ */
+export function toDecimal(raw: unknown): string | undefined {
+  if (typeof raw === 'number')
+    return Number.isFinite(raw) && raw >= 0 && raw < 1e15 ? String(Number(raw.toFixed(6))) : undefined;
+  if (typeof raw === 'string') {
+    const v = raw.trim();
+    return DECIMAL_RE.test(v) ? v : undefined;
+  }
+  return undefined;
+}
+
+const CURRENCY_RE = /^[A-Za-z]{3}$/;
+/** ISO 4217 currency code (trimmed) → upper case. */
+export function toCurrency(raw: unknown): string | undefined {
+  const v = typeof raw === 'string' ? raw.trim() : '';
+  return CURRENCY_RE.test(v) ? v.toUpperCase() : undefined;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Timestamps
+
+/** 9999-12-31T23:59:59.999Z */
+export const MAX_TIME_MS = 253402300799999;
+/** ISO 8601 date-time without a zone designator (read as UTC, not the server's local zone) */
+const LOCAL_ISO_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?$/;
+
+/**
+ * Any Date-parseable value (ISO 8601 or another `Date.parse` format, or epoch milliseconds) → epoch
+ * milliseconds (truncated), years 1970-9999. Strings without a zone are read as UTC.
+ */
+export function toTimestampMs(raw: unknown): number | undefined {
+  let ms: number;
+  if (typeof raw === 'number') ms = raw;
+  else if (typeof raw === 'string' && raw.length <= 64) {
+    const v = raw.trim();
+    ms = Date.parse(LOCAL_ISO_RE.test(v) ? `${v}Z` : v);
+  } else return undefined;
+  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_TIME_MS) return undefined;
+  return Math.trunc(ms);
+}
+
+// ------------------------------------------------------------------------------------------------
+// ULID / UUID, short texts
+
+/** a ULID as stored: upper case Crockford base32 */
+export const ULID_RE = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+const ULID_ANY_CASE_RE = /^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$/;
+const UUID_RE = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** A ULID (any case, trimmed) → upper case. */
+export function toUlid(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const v = raw.trim();
+  return ULID_ANY_CASE_RE.test(v) ? v.toUpperCase() : undefined;
+}
+
+/** A ULID (→ upper case) or a UUID (→ lower case), trimmed. */
+export function toUlidOrUuid(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const v = raw.trim();
+  if (ULID_ANY_CASE_RE.test(v)) return v.toUpperCase();
+  if (UUID_RE.test(v)) return v.toLowerCase();
+  return undefined;
+}
+
+/** A required short string: trimmed, 1..max UTF-16 units. */
+export function toIdString(raw: unknown, max: number): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  const v = raw.trim();
+  return v.length === 0 || v.length > max ? undefined : v;
+}
+
+/** An optional string (string, null or omitted; empty = absent), trimmed, at most max units. */
+export function toOptionalText(raw: unknown, max: number): string | null | undefined {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== 'string') return undefined;
+  const v = raw.trim();
+  if (v.length > max) return undefined;
+  return v === '' ? null : v;
+}
+
+/** An optional id sent as a string (trimmed, at most max units; empty = absent) or a non-negative safe integer. */
+export function toOptionalIdLike(raw: unknown, max: number): string | null | undefined {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw === 'number') return Number.isSafeInteger(raw) && raw >= 0 ? String(raw) : undefined;
+  if (typeof raw === 'string') {
+    const v = raw.trim();
+    if (v.length <= max) return v === '' ? null : v;
+  }
+  return undefined;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Store ids
+
+/** the pattern of a store id (without anchors), for composite patterns such as record keys */
+export const STORE_ID_PATTERN = '[A-Za-z0-9_-]{1,64}';
+/** store ids: a ULID by default; operators may choose a readable slug (e.g. `demo`) */
+export const STORE_ID_RE = new RegExp(`^${STORE_ID_PATTERN}$`);
+export const STORE_ID_MESSAGE = 'expected 1-64 characters of A-Z a-z 0-9 _ -';
+export function isStoreId(value: string): boolean {
+  return STORE_ID_RE.test(value);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Query normalization
+
+const PRINTABLE_ASCII_RE = /^[\x20-\x7E]*$/;
+
+/**
+ * The normalized query: NFKC-folded, lower case, trimmed, inner whitespace collapsed to one space. It is
+ * the key of every trending aggregate (requests_raw.query, events_raw.query of `search` events), of
+ * term-keyed configuration (redirects, synonyms, curation, ranking rules) and of autocomplete matching.
+ */
+export function normalizeQuery(q: string): string {
+  // NFKC is the identity on printable ASCII (the common case on the autocomplete path)
+  const folded = PRINTABLE_ASCII_RE.test(q) ? q : q.normalize('NFKC');
+  return folded.toLowerCase().trim().replace(/\s+/g, ' ');
+}
+
+/** `normalizeQuery` for an optional query: null, undefined and a blank query → null. */
+export function normalizeOptionalQuery(q: string | null | undefined): string | null {
+  if (q === null || q === undefined) return null;
+  const n = normalizeQuery(q);
+  return n === '' ? null : n;
+}
