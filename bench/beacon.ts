@@ -20,7 +20,7 @@ import { createRequire } from 'node:module';
 import { ulid } from 'ulid';
 import { freePorts, startStack } from '../deploy/local/stack.ts';
 import { VALUE_SCHEMAS } from '../schemas/avro/index.ts';
-import { createValueCodec } from '../schemas/codec.ts';
+import { createValueCodec } from '../services/common/kafka/codec.ts';
 import { enrichEvent, parseEvent, type ServerFields } from '../schemas/events.ts';
 import { ByteWriter, requestBlock, writeFastEvent } from '../services/beacon/fast-event.ts';
 import { loadConfig } from '../services/common/config.ts';

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { VALUE_SCHEMAS } from '../schemas/avro/index.ts';
-import { createValueCodec } from '../schemas/codec.ts';
+import { createValueCodec } from '../services/common/kafka/codec.ts';
 import { type EnrichedEvent, enrichEvent, parseEvent, type ServerFields } from '../schemas/events.ts';
 import { startBroker } from '../services/kafka-broker/index.ts';
 import { startSchemaRegistry } from '../services/schema-registry/index.ts';

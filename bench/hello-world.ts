@@ -10,12 +10,12 @@
 // Prints "listening" on stdout once it accepts connections. Run by bench/autocomplete.ts.
 import Fastify from 'fastify';
 import { VALUE_SCHEMAS } from '../schemas/avro/index.ts';
-import { createValueCodec } from '../schemas/codec.ts';
+import { createValueCodec } from '../services/common/kafka/codec.ts';
 import { requestEvent } from '../schemas/requests.ts';
 import { requestId } from '../services/common/ids.ts';
-import { createKafka } from '../services/common/kafka.ts';
+import { createKafka } from '../services/common/kafka/index.ts';
 import { createLogger } from '../services/common/logger.ts';
-import { createRequestEventEmitter } from '../services/common/request-events.ts';
+import { createRequestEventEmitter } from '../services/storefront/request-events.ts';
 
 const port = Number(process.env.PORT);
 const burnUs = Number(process.env.BURN_US ?? 0);

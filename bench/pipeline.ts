@@ -14,7 +14,7 @@ import { ulid } from 'ulid';
 import { openDb } from '../clickhouse/client.ts';
 import { migrate } from '../clickhouse/migrate.ts';
 import { loadConfig } from '../services/common/config.ts';
-import { createKafka } from '../services/common/kafka.ts';
+import { createKafka } from '../services/common/kafka/index.ts';
 import { createLogger } from '../services/common/logger.ts';
 import { createRedis } from '../services/common/redis.ts';
 import { selectProcessors } from '../streams/registry.ts';

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { createKafka } from '../services/common/kafka.ts';
+import { createKafka } from '../services/common/kafka/index.ts';
 import { startBroker } from '../services/kafka-broker/index.ts';
 import { startSchemaRegistry } from '../services/schema-registry/index.ts';
 import { createEnvelopeCodec } from '../services/store-config/codec.ts';

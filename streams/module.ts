@@ -25,6 +25,7 @@ export const streamsModule: AppModule = {
             kafka: ctx.kafka,
             logger: ctx.logger,
             processors,
+            ensureTopics: false, // the composer created every topic
           });
           failure = undefined;
           return;

@@ -1,19 +1,24 @@
 // Starts the selected processors in this process: topics, retention, DLQ producer, registry decoder,
 // one runner per processor. Used by the app module (single node) and by streams/main.ts (one process per
 // processor in distributed mode, or the fault tests' child process).
-import type { Kafka, Producer } from 'kafkajs';
 import type { Redis } from 'ioredis';
 import { assertIdentifier, type Db } from '../clickhouse/client.ts';
 import { TOPICS, type TopicKey } from '../schemas/topics.ts';
-import type { ValueCodec } from '../schemas/codec.ts';
 import { type Config, topicName } from '../services/common/config.ts';
-import { createIdempotentProducer } from '../services/common/kafka.ts';
+import {
+  type ConsumerClientFactory,
+  consumerClientFactory,
+  createProducerClient,
+  ensureTopics,
+  type Kafka,
+  type ProducerClient,
+  topicConfigs,
+  type ValueCodec,
+} from '../services/common/kafka/index.ts';
 import type { Logger } from '../services/common/logger.ts';
 import { registryDecoder } from './runtime/decoder.ts';
-import { kafkajsClientFactory } from './runtime/kafkajs-client.ts';
 import { streamMetrics } from './runtime/metrics.ts';
 import { ProcessorRunner, type RunOptions } from './runtime/runtime.ts';
-import { ensureStreamTopics } from './runtime/topics.ts';
 import type { DlqRecord, Processor, RuntimeDeps } from './runtime/types.ts';
 
 export interface StreamsOptions {
@@ -25,6 +30,17 @@ export interface StreamsOptions {
   processors: Processor<any>[];
   /** a ready codec (tests); default: one over config.schemaRegistryUrl */
   codec?: ValueCodec;
+  /** create the processors' topics and their `.dlq` topics when missing (default true; the app's composer
+   *  creates every topic at start and passes false) */
+  ensureTopics?: boolean;
+}
+
+/**
+ * The processors' consumers: partitions are independent (state is keyed by session/order, which never
+ * spans partitions), so while one partition's chunk is being written another's is decoded and deduplicated.
+ */
+export function streamsClientFactory(kafka: Kafka, logger: Logger): ConsumerClientFactory {
+  return consumerClientFactory(kafka, logger, { partitionsConsumedConcurrently: 3 });
 }
 
 export interface Streams {
@@ -114,26 +130,18 @@ export async function startStreams(opts: StreamsOptions): Promise<Streams> {
     key: key as TopicKey,
     name: topicName(config, TOPICS[key as TopicKey].name),
   }));
-  await ensureStreamTopics(kafka, topics, log);
+  if (opts.ensureTopics !== false) {
+    const keys = topics.map((t) => t.key);
+    await ensureTopics(kafka, topicConfigs(config, keys, keys), log);
+  }
   await applyRetention(db, config.EVENTS_RETENTION_DAYS, log, config.REJECTED_EVENTS_RETENTION_DAYS);
   await reportLostBlocks(db, redis, opts.processors, log);
 
-  let producer: Producer | undefined;
+  let producer: ProducerClient | undefined;
   const dlq = {
     async send(records: DlqRecord[]) {
-      if (!producer) {
-        const p = createIdempotentProducer(kafka);
-        await p.connect();
-        producer = p;
-      }
-      const byTopic = new Map<string, DlqRecord[]>();
-      for (const r of records) byTopic.set(r.topic, [...(byTopic.get(r.topic) ?? []), r]);
-      await producer.sendBatch({
-        topicMessages: [...byTopic].map(([topic, rs]) => ({
-          topic,
-          messages: rs.map((r) => ({ key: r.key, value: r.value, headers: r.headers })),
-        })),
-      });
+      producer ??= createProducerClient(kafka);
+      await producer.send(records);
     },
   };
 
@@ -143,7 +151,7 @@ export async function startStreams(opts: StreamsOptions): Promise<Streams> {
     logger: log,
     decoder: registryDecoder(config.schemaRegistryUrl, topics, opts.codec),
     topicName: (key) => topicName(config, TOPICS[key].name),
-    createClient: kafkajsClientFactory(kafka, log),
+    createClient: streamsClientFactory(kafka, log),
     dlq,
   };
   const runOptions = () => ({
@@ -169,7 +177,7 @@ export async function startStreams(opts: StreamsOptions): Promise<Streams> {
   } catch (err) {
     // leave nothing half-started behind (the caller may retry)
     await Promise.allSettled([...runners.values()].map((r) => r.stop()));
-    await producer?.disconnect().catch(() => {});
+    await producer?.close();
     throw err;
   }
 
@@ -189,7 +197,7 @@ export async function startStreams(opts: StreamsOptions): Promise<Streams> {
       if (stopped) return;
       stopped = true;
       await Promise.all([...runners.values()].map((r) => r.stop()));
-      await producer?.disconnect().catch(() => {});
+      await producer?.close();
     },
   };
 }

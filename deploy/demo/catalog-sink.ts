@@ -5,8 +5,8 @@
 // acknowledged every record, so the loader's progress marks never run ahead of the log. Records are
 // keyed and compacted: writing the same demo store twice converges to the same state.
 import type { Redis } from 'ioredis';
-import type { Kafka } from 'kafkajs';
-import { createValueCodec } from '../../schemas/codec.ts';
+import type { Kafka } from '../../services/common/kafka/index.ts';
+import { createValueCodec } from '../../services/common/kafka/codec.ts';
 import { recordsForImport } from '../../services/catalog/import.ts';
 import { CatalogWriter, type OutRecord, type WriterTopic } from '../../services/catalog/writer.ts';
 import type { Config } from '../../services/common/config.ts';

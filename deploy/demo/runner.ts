@@ -5,7 +5,7 @@
 // the app's event loop.
 import path from 'node:path';
 import type { Config } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import type { Logger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { openConfigWriter, writerOptionsFromConfig } from '../../services/store-config/writer.ts';

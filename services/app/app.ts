@@ -7,12 +7,13 @@ import { analystLimits } from '../../clickhouse/readonly.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
 import type { Config } from '../common/config.ts';
 import { requestId } from '../common/ids.ts';
-import { createKafka } from '../common/kafka/index.ts';
+import { createKafka, ensureTopics } from '../common/kafka/index.ts';
 import { createLogger } from '../common/logger.ts';
 import { registry } from '../common/metrics.ts';
 import { createRedis } from '../common/redis.ts';
 import type { AppContext, AppModule } from './context.ts';
 import { type Check, healthRoutes } from './health.ts';
+import { appTopics } from './topics.ts';
 
 export interface RunningApp {
   ctx: AppContext;
@@ -36,6 +37,9 @@ export async function startApp(config: Config, modules: AppModule[]): Promise<Ru
   closers.push(() => void redis.disconnect());
 
   const kafka = createKafka(config.kafkaBrokers, 'storefront-discovery-app', logger);
+  // every topic once, before any module starts (as migrate() does for ClickHouse): no module creates
+  // another's topics, and none is auto-created with the broker's defaults
+  await ensureTopics(kafka, appTopics(config), logger);
   const admin = kafka.admin();
   let adminConnected = false;
   closers.push(() => (adminConnected ? admin.disconnect() : undefined));

@@ -1,10 +1,10 @@
 // What every module of the app process receives. In single-node mode one process hosts all modules
 // (chDB binds its data directory to one process); in distributed mode a process hosts a subset.
 import type { FastifyInstance } from 'fastify';
-import type { Kafka } from 'kafkajs';
 import type { Redis } from 'ioredis';
 import type { Db } from '../../clickhouse/client.ts';
 import type { Config } from '../common/config.ts';
+import type { Kafka } from '../common/kafka/index.ts';
 import type { Logger } from '../common/logger.ts';
 import type { Check } from './health.ts';
 

@@ -1,5 +1,4 @@
 // Entry point of the app process (started by deploy/local/start.ts, or on its own in distributed mode).
-import '../common/kafkajs-grouping.ts'; // before anything loads kafkajs
 import { loadConfigOrExit } from '../common/config.ts';
 import { startApp } from './app.ts';
 import { modules } from './modules.ts';

@@ -3,14 +3,13 @@
 // store directory). `createBeacon` wires the same pieces for a process or a test of its own.
 import { availableParallelism } from 'node:os';
 import type { Redis } from 'ioredis';
-import type { Kafka } from 'kafkajs';
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
-import { createValueCodec, type ValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec, type ValueCodec } from '../common/kafka/codec.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import type { AppContext, AppModule } from '../app/context.ts';
 import { type Config, topicName } from '../common/config.ts';
 import { loadGeoDatabase, parseTrustedProxies } from '../common/enrich.ts';
-import { createIdempotentProducer } from '../common/kafka.ts';
+import { createProducerClient, ensureTopics, type Kafka, topicConfigs } from '../common/kafka/index.ts';
 import type { Logger } from '../common/logger.ts';
 import type { StoreDirectory } from '../store-config/api.ts';
 import { storeDirectory } from '../store-config/module.ts';
@@ -18,11 +17,9 @@ import { createEventDedup } from './dedup.ts';
 import { beaconMetrics } from './metrics.ts';
 import { type BeaconPluginOptions, beaconPlugin } from './plugin.ts';
 import { fastPathSupports } from './fast-event.ts';
-import { HashPartitioner } from '../common/murmur2.ts';
 import { holdHere, type PrepareSettings, prepareBatch } from './prepare.ts';
 import { createPreparePool, type PreparePool } from './prepare-pool.ts';
 import { createProduceQueue, type ProduceQueue, type QueuedRecord } from './produce-queue.ts';
-import { ensureTopics } from './topics.ts';
 
 export type BeaconSettings = Pick<
   Config,
@@ -49,6 +46,8 @@ export interface BeaconSetup {
   brokers?: string[];
   /** default: a codec on `registryUrl` */
   codec?: ValueCodec;
+  /** create the intake's topics when missing (default true; the app's composer creates every topic at start) */
+  ensureTopics?: boolean;
   registryUrl?: string;
 }
 
@@ -72,15 +71,9 @@ export async function createBeacon(setup: BeaconSetup): Promise<Beacon> {
   loadGeoDatabase();
   const trustedProxies = parseTrustedProxies(settings.TRUSTED_PROXIES);
 
-  await ensureTopics(
-    setup.kafka,
-    [
-      { key: 'events', name: topics.events },
-      { key: 'rejected', name: topics.rejected },
-      { key: 'requests', name: topics.requests },
-    ],
-    log,
-  );
+  // the topics the intake writes (the requests topic is the read API's)
+  if (setup.ensureTopics !== false)
+    await ensureTopics(setup.kafka, topicConfigs(settings, ['events', 'rejected']), log);
 
   const codec = setup.codec ?? createValueCodec({ registryUrl: setup.registryUrl ?? '' });
   const schemas = [
@@ -135,9 +128,9 @@ export async function createBeacon(setup: BeaconSetup): Promise<Beacon> {
   // without producing workers: one produce queue on this thread
   let queue: ProduceQueue | undefined;
   if (!producing) {
-    const producer = createIdempotentProducer(setup.kafka, {
+    const producer = createProducerClient(setup.kafka, {
       // the DefaultPartitioner's key → partition mapping, with the key hash computed where the key was built
-      createPartitioner: HashPartitioner,
+      keyHashPartitioner: true,
       // bounded retries: a request waits at most BEACON_PRODUCE_TIMEOUT_MS, then answers 503
       retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1_000 },
     });
@@ -203,6 +196,7 @@ export const beaconModule: AppModule = {
       settings: config,
       registryUrl: config.schemaRegistryUrl,
       brokers: config.kafkaBrokers,
+      ensureTopics: false, // the composer created every topic
     });
     await ctx.http.register(beaconPlugin, beacon.options);
     // closers run in reverse order: the HTTP server (registered after the modules) closes first,

@@ -2,13 +2,11 @@
 // off the main thread and, in producing mode, holds the encoded values until the main thread says which
 // to produce, then produces them through its own idempotent producer and produce queue. The Avro schemas come registered from the main thread (topic → schema, id), so
 // the worker's codec frames values with the same ids without talking to the registry.
-import '../common/kafkajs-grouping.ts'; // before anything loads kafkajs
 import { parentPort, workerData } from 'node:worker_threads';
-import { createValueCodec } from '../../schemas/codec.ts';
-import type { RegistryClient } from '../../schemas/registry-client.ts';
-import { createIdempotentProducer, createKafka } from '../common/kafka.ts';
+import { createValueCodec } from '../common/kafka/codec.ts';
+import type { RegistryClient } from '../common/kafka/registry-client.ts';
+import { createKafka, createProducerClient } from '../common/kafka/index.ts';
 import { createLogger } from '../common/logger.ts';
-import { HashPartitioner } from '../common/murmur2.ts';
 import { batchRecords, type PrepareInput, type PrepareResult, type PrepareSettings, prepareBatch } from './prepare.ts';
 import { createProduceQueue, ProduceUnavailableError, type ProduceQueue } from './produce-queue.ts';
 import { pack, type WorkerInit } from './prepare-pool.ts';
@@ -52,8 +50,8 @@ if (init.kafka) {
   const k = init.kafka;
   const logger = createLogger('beacon-worker', k.logLevel);
   const kafka = createKafka(k.brokers, k.clientId, logger);
-  const producer = createIdempotentProducer(kafka, {
-    createPartitioner: HashPartitioner,
+  const producer = createProducerClient(kafka, {
+    keyHashPartitioner: true,
     retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 1_000 },
   });
   const q = createProduceQueue({

@@ -13,7 +13,7 @@ import {
   type ServerFields,
 } from '../../schemas/events.ts';
 import { ByteWriter, requestBlock, writeFastEvent } from './fast-event.ts';
-import { keyHash } from '../common/murmur2.ts';
+import { keyHash } from '../common/kafka/murmur2.ts';
 import type { QueuedRecord } from './produce-queue.ts';
 
 /** the part of the Avro value codec (schemas/codec.ts) the intake uses */

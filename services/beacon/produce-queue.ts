@@ -5,14 +5,13 @@
 // anyway); records arriving meanwhile wait and go out together in the next call, which starts as soon
 // as the previous one returns. With nothing in flight, the first record waits at most `lingerMs` for
 // company. A call that fails or times out rejects every request in it: none of them may answer success.
-import type { Message, Producer } from 'kafkajs';
+import type { ProducedRecord, ProducerClient } from '../common/kafka/index.ts';
 import type { Logger } from '../common/logger.ts';
 
-export interface QueuedRecord {
-  topic: string;
+export interface QueuedRecord extends ProducedRecord {
   key: string | Buffer;
   value: Buffer;
-  /** murmur2 hash of the key when already known (HashPartitioner in murmur2.ts uses it) */
+  /** murmur2 hash of the key when already known (the keyHash partitioner uses it) */
   keyHash?: number;
 }
 
@@ -40,7 +39,8 @@ interface Entry {
 }
 
 export interface ProduceQueueOptions {
-  producer: Producer;
+  /** the producer the batches go to (one send in flight at a time) */
+  producer: ProducerClient;
   logger: Logger;
   lingerMs: number;
   /** per-request wait for the acknowledgement; also the broker-side produce timeout */
@@ -55,7 +55,7 @@ export interface ProduceQueueOptions {
   onBatch?: (info: { records: number; bytes: number; seconds: number; ok: boolean }) => void;
 }
 
-export interface ProduceQueue {
+export interface ProduceQueue extends ProducerClient {
   /** resolves when Kafka acknowledged every record; rejects with ProduceUnavailableError otherwise */
   send(records: QueuedRecord[]): Promise<void>;
   /** records waiting or in flight */
@@ -78,27 +78,6 @@ export function createProduceQueue(opts: ProduceQueueOptions): ProduceQueue {
   let sending = false;
   let timer: (() => void) | undefined; // cancels the scheduled flush
   let closed = false;
-  let connected = false;
-  let connecting: Promise<void> | undefined;
-
-  producer.on(producer.events.DISCONNECT, () => {
-    connected = false;
-  });
-
-  function connect(): Promise<void> {
-    if (connected) return Promise.resolve();
-    connecting ??= producer.connect().then(
-      () => {
-        connected = true;
-        connecting = undefined;
-      },
-      (err: Error) => {
-        connecting = undefined;
-        throw err;
-      },
-    );
-    return connecting;
-  }
 
   function schedule() {
     if (sending || timer || queue.length === 0) return;
@@ -138,32 +117,18 @@ export function createProduceQueue(opts: ProduceQueueOptions): ProduceQueue {
     const batch = take();
     if (batch.length === 0) return;
     sending = true;
-    const byTopic = new Map<string, Message[]>();
-    let records = 0;
+    const out: QueuedRecord[] = [];
     let bytes = 0;
     for (const e of batch) {
       bytes += e.bytes;
-      for (const r of e.records) {
-        let list = byTopic.get(r.topic);
-        if (!list) byTopic.set(r.topic, (list = []));
-        list.push(
-          r.keyHash === undefined
-            ? { key: r.key, value: r.value }
-            : ({ key: r.key, value: r.value, keyHash: r.keyHash } as Message),
-        );
-        records++;
-      }
+      for (const r of e.records) out.push(r);
     }
+    const records = out.length;
     inFlight = records;
     const t0 = performance.now();
     let ok = false;
     try {
-      await connect();
-      await producer.sendBatch({
-        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-        acks: -1,
-        timeout: opts.timeoutMs,
-      });
+      await producer.send(out, { timeoutMs: opts.timeoutMs });
       ok = true;
       failingUntil = 0;
       for (const e of batch) e.resolve();
@@ -187,6 +152,7 @@ export function createProduceQueue(opts: ProduceQueueOptions): ProduceQueue {
   }
 
   return {
+    connect: () => producer.connect(),
     get depth() {
       return queuedRecords + inFlight;
     },
@@ -242,7 +208,7 @@ export function createProduceQueue(opts: ProduceQueueOptions): ProduceQueue {
         if (!sending) await flush();
         else await new Promise((r) => setTimeout(r, 5));
       }
-      await producer.disconnect().catch(() => {});
+      await producer.close();
     },
   };
 }

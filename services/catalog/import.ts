@@ -552,9 +552,9 @@ async function main() {
   if (!isStoreId(o.store)) program.error(`--store: ${STORE_ID_MESSAGE}`);
 
   const { loadConfigOrExit } = await import('../common/config.ts');
-  const { createKafka } = await import('../common/kafka.ts');
+  const { createKafka } = await import('../common/kafka/index.ts');
   const { createRedis } = await import('../common/redis.ts');
-  const { createValueCodec } = await import('../../schemas/codec.ts');
+  const { createValueCodec } = await import('../common/kafka/codec.ts');
   const { CatalogWriter } = await import('./writer.ts');
   const { default: pino } = await import('pino');
   const cliProgress = await import('cli-progress');

@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec } from '../common/kafka/codec.ts';
 import type { AppContext, AppModule } from '../app/context.ts';
 import type { Config } from '../common/config.ts';
 import type { StoreDirectory } from '../store-config/api.ts';
@@ -71,7 +71,14 @@ export const catalogModule: AppModule = {
       );
     }
     const codec = createValueCodec({ registryUrl: config.schemaRegistryUrl });
-    const writer = new CatalogWriter({ kafka: ctx.kafka, redis: ctx.redis, codec, config, logger: ctx.logger });
+    const writer = new CatalogWriter({
+      kafka: ctx.kafka,
+      redis: ctx.redis,
+      codec,
+      config,
+      logger: ctx.logger,
+      ensureTopics: false, // the composer created every topic
+    });
     const secret = platformWebhookSecret(config);
 
     // topics, schemas and the producer come up in the background (the registry is served by this same

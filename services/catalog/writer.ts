@@ -14,7 +14,6 @@
 // cannot interleave; two processes writing the same key at the same moment are not serialized (the
 // projection still keeps the newest; see docs/catalog.md).
 import type { Redis } from 'ioredis';
-import type { Kafka, Message, Producer } from 'kafkajs';
 import { orderAvro } from '../../schemas/avro/index.ts';
 import {
   CATALOG_AVRO,
@@ -26,12 +25,18 @@ import {
   type CatalogTopicKey,
   catalogKey,
 } from '../../schemas/catalog.ts';
-import type { ValueCodec } from '../../schemas/codec.ts';
+import type { ValueCodec } from '../common/kafka/codec.ts';
 import type { Order } from '../../schemas/orders.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { ensureStreamTopics } from '../../streams/runtime/topics.ts';
 import { type Config, topicName } from '../common/config.ts';
-import { createIdempotentProducer } from '../common/kafka.ts';
+import {
+  createIdempotentProducer,
+  ensureTopics,
+  type Kafka,
+  type Message,
+  type Producer,
+  topicConfigs,
+} from '../common/kafka/index.ts';
 import type { Logger } from '../common/logger.ts';
 import { counter, histogram } from '../common/metrics.ts';
 
@@ -133,11 +138,8 @@ export class CatalogWriter {
   async start(): Promise<void> {
     const log = this.opts.logger;
     if (this.opts.ensureTopics !== false) {
-      await ensureStreamTopics(
-        this.opts.kafka,
-        WRITER_TOPICS.map((key) => ({ key, name: this.topics[key] })),
-        log,
-      );
+      // with the `.dlq` topics of the processors that read them
+      await ensureTopics(this.opts.kafka, topicConfigs(this.opts.config, WRITER_TOPICS, WRITER_TOPICS), log);
     }
     for (const key of WRITER_TOPICS) {
       await this.opts.codec.register(this.topics[key], key === 'orders' ? orderAvro : CATALOG_AVRO[key]);

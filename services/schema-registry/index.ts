@@ -2,8 +2,7 @@
 // `startSchemaRegistry` runs it on its own Fastify instance and port: inside the app (module.ts), as its
 // own process (main.ts) or in tests.
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify';
-import type { Kafka } from 'kafkajs';
-import { createKafka } from '../common/kafka.ts';
+import { createKafka, type Kafka } from '../common/kafka/index.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
 import { RegistryLog } from './log.ts';
 import { schemaRegistryRoutes } from './routes.ts';
@@ -26,6 +25,9 @@ export interface SchemaRegistryOptions {
   bodyLimitBytes?: number;
   /** how long a write waits for Kafka's acknowledgement before answering 500 (default 30 s) */
   writeTimeoutMs?: number;
+  /** create the state topic when missing (default true: standalone and tests; the app's composer creates
+   *  every topic at start and passes false) */
+  ensureTopic?: boolean;
 }
 
 export interface RunningSchemaRegistry {
@@ -48,6 +50,7 @@ export async function startSchemaRegistry(opts: SchemaRegistryOptions): Promise<
     topic: opts.topic,
     state,
     logger,
+    ensureTopic: opts.ensureTopic ?? true,
     ...(opts.writeTimeoutMs ? { writeTimeoutMs: opts.writeTimeoutMs } : {}),
   });
   try {

@@ -5,8 +5,16 @@
 // exactly what a rebuild from the log gives.
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import kafkajs, { type Admin, type Consumer, type Kafka, type Producer } from 'kafkajs';
-import { TOPICS } from '../../schemas/topics.ts';
+import {
+  type ConsumerClient,
+  createConsumerClient,
+  createProducerClient,
+  ensureTopics,
+  type Kafka,
+  type LocatingProducerClient,
+  topicCleanupPolicy,
+  topicConfig,
+} from '../common/kafka/index.ts';
 import type { Logger } from '../common/logger.ts';
 import { gauge } from '../common/metrics.ts';
 import type { LogRecord, RegistryState } from './state.ts';
@@ -20,6 +28,8 @@ export interface RegistryLogOptions {
   replayTimeoutMs?: number;
   /** how long a write waits for its acknowledgement and application */
   writeTimeoutMs?: number;
+  /** create the topic when missing (default true; the app's composer creates every topic at start) */
+  ensureTopic?: boolean;
 }
 
 export class LogUnavailableError extends Error {}
@@ -38,9 +48,8 @@ const offsetGauge = gauge(
 
 export class RegistryLog {
   private readonly opts: Required<RegistryLogOptions>;
-  private admin?: Admin;
-  private producer?: Producer;
-  private consumer?: Consumer;
+  private producer?: LocatingProducerClient;
+  private consumer?: ConsumerClient;
   /** highest offset applied to the state (-1 = none) */
   private applied = -1;
   private waiters: { offset: number; resolve: () => void }[] = [];
@@ -48,7 +57,7 @@ export class RegistryLog {
   private closed = false;
 
   constructor(opts: RegistryLogOptions) {
-    this.opts = { replayTimeoutMs: 60_000, writeTimeoutMs: 30_000, ...opts };
+    this.opts = { replayTimeoutMs: 60_000, writeTimeoutMs: 30_000, ensureTopic: true, ...opts };
   }
 
   get appliedOffset(): number {
@@ -63,66 +72,44 @@ export class RegistryLog {
 
   async start(): Promise<void> {
     const { kafka, topic, logger } = this.opts;
-    this.admin = kafka.admin();
-    await this.admin.connect();
-    // create only when missing (asking to create an existing topic makes kafkajs log an error)
-    const exists = (await this.admin.listTopics()).includes(topic);
-    const created =
-      !exists &&
-      (await this.admin.createTopics({
-        waitForLeaders: true,
-        topics: [
-          {
-            topic,
-            numPartitions: TOPICS.schemas.partitions,
-            // the registry's configuration (schemas/topics.ts): compacted, kept forever
-            configEntries: [
-              { name: 'cleanup.policy', value: TOPICS.schemas.cleanupPolicy },
-              { name: 'retention.ms', value: String(TOPICS.schemas.retentionMs) },
-            ],
-          },
-        ],
-      }));
-    if (created) logger.info({ topic }, 'schema registry topic created (compacted)');
-    if (exists) await this.assertCompacted();
-    const [offsets] = await this.admin.fetchTopicOffsets(topic);
-    const high = Number(offsets.high);
-    const low = Number(offsets.low);
-
-    this.producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
-    await this.producer.connect();
+    // the registry's configuration (schemas/topics.ts): compacted, kept forever
+    if (this.opts.ensureTopic) await ensureTopics(kafka, [topicConfig('schemas', topic)], logger);
+    await this.assertCompacted();
 
     // a group of its own per instance: every registry reads the whole topic and commits nothing
-    this.consumer = kafka.consumer({
+    this.consumer = createConsumerClient(kafka, logger, {
       groupId: `schema-registry-${os.hostname()}-${process.pid}-${randomUUID()}`,
-      maxWaitTimeInMs: 200,
-      allowAutoTopicCreation: false,
-    });
-    this.consumer.on(this.consumer.events.CRASH, (e) => {
-      const err = e.payload.error;
-      if (!e.payload.restart) this.crashed = err;
-      logger.error({ err: err.message, restart: e.payload.restart }, 'schema registry consumer crashed');
-    });
-    await this.consumer.connect();
-    await this.consumer.subscribe({ topic, fromBeginning: true });
-    await this.consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch, heartbeat }) => {
-        for (const m of batch.messages) {
-          const offset = Number(m.offset);
-          // after a rebalance or reconnect the group starts over from the beginning: skip what we have
-          if (offset <= this.applied) continue;
-          this.opts.state.apply(m.key?.toString('utf8') ?? null, m.value ? m.value.toString('utf8') : null);
-          this.applied = offset;
-        }
-        this.release();
-        const stats = this.opts.state.stats();
-        const labels = { topic: this.opts.topic };
-        schemasGauge.set(labels, stats.schemas);
-        subjectsGauge.set(labels, stats.subjects);
-        offsetGauge.set(labels, this.applied);
-        await heartbeat();
+      topics: [topic],
+      fromBeginning: true,
+      lingerMs: 200,
+      autoResolve: true,
+      onCrash: (err, restart) => {
+        if (!restart) this.crashed = err;
+        logger.error({ err: err.message, restart }, 'schema registry consumer crashed');
       },
+    });
+    const [marks] = (await this.consumer.watermarks(topic)).values();
+    const high = Number(marks?.high ?? 0n);
+    const low = Number(marks?.low ?? 0n);
+
+    this.producer = createProducerClient(kafka, { maxInFlightRequests: 1 });
+    await this.producer.connect();
+
+    await this.consumer.start(async (batch) => {
+      for (const m of batch.messages) {
+        const offset = Number(m.offset);
+        // after a rebalance or reconnect the group starts over from the beginning: skip what we have
+        if (offset <= this.applied) continue;
+        this.opts.state.apply(m.key?.toString('utf8') ?? null, m.value ? m.value.toString('utf8') : null);
+        this.applied = offset;
+      }
+      this.release();
+      const stats = this.opts.state.stats();
+      const labels = { topic: this.opts.topic };
+      schemasGauge.set(labels, stats.schemas);
+      subjectsGauge.set(labels, stats.subjects);
+      offsetGauge.set(labels, this.applied);
+      await batch.heartbeat();
     });
 
     if (high > low) {
@@ -140,11 +127,7 @@ export class RegistryLog {
     const { topic, logger } = this.opts;
     let policy: string | undefined;
     try {
-      const res = await this.admin!.describeConfigs({
-        includeSynonyms: false,
-        resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: ['cleanup.policy'] }],
-      });
-      policy = res.resources[0]?.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue;
+      policy = await topicCleanupPolicy(this.opts.kafka, topic);
     } catch (err) {
       logger.warn(
         { topic, err: (err as Error).message },
@@ -172,11 +155,9 @@ export class RegistryLog {
     let lastOffset: number;
     try {
       const [meta] = await withTimeout(
-        this.producer.send({
-          topic: this.opts.topic,
-          acks: -1,
-          messages: records.map((r) => ({ key: r.key, value: r.value, partition: 0 })),
-        }),
+        this.producer.sendLocated(
+          records.map((r) => ({ topic: this.opts.topic, key: r.key, value: r.value, partition: 0 })),
+        ),
         this.opts.writeTimeoutMs,
         'writing to the schema registry topic',
       );
@@ -216,7 +197,7 @@ export class RegistryLog {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.allSettled([this.consumer?.disconnect(), this.producer?.disconnect(), this.admin?.disconnect()]);
+    await Promise.allSettled([this.consumer?.stop(), this.producer?.close()]);
   }
 }
 

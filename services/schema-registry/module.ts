@@ -1,8 +1,7 @@
 // The schema registry as a module of the app: in single-node mode (no SCHEMA_REGISTRY_URL) it serves the
 // registry on SCHEMA_REGISTRY_PORT from the `_schemas` topic; in every mode it registers the platform's
 // value schemas at start-up, so producers started after it find their subjects ready.
-import { createValueCodec, registerPlatformSchemas } from '../../schemas/codec.ts';
-import { createRegistryClient } from '../../schemas/registry-client.ts';
+import { createRegistryClient, createValueCodec, registerPlatformSchemas } from '../common/kafka/index.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import type { AppContext, AppModule } from '../app/context.ts';
 import { topicName } from '../common/config.ts';
@@ -21,6 +20,7 @@ export const schemaRegistryModule: AppModule = {
         port: config.SCHEMA_REGISTRY_PORT,
         logger,
         bodyLimitBytes: config.BODY_LIMIT_BYTES,
+        ensureTopic: false, // the composer created every topic
       });
       ctx.onClose(() => registry.close());
       registryUrl = registry.url;

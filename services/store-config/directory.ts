@@ -2,7 +2,7 @@
 // memory and answers `StoreDirectory` (token → store, store configuration). Optionally it also projects
 // every record into ClickHouse (`store_config`, migrations 0200/0201) for analysts.
 //
-// - One kafkajs consumer per process with a unique group id, `fromBeginning`, no offset commits: every
+// - One consumer (services/common/kafka) per process with a unique group id, `fromBeginning`, no offset commits: every
 //   process rebuilds the full state from the compacted log at start (small: configuration only).
 // - `ready()` resolves once the consumed position reached the high watermarks read at call time.
 // - Tokens: a Map from SHA-256(token) hex → token; the match is confirmed with crypto.timingSafeEqual on
@@ -11,7 +11,6 @@
 //   what services wait on), rows are queued and inserted in batches with a dedup token derived from
 //   (topic, partition, first offset, last offset); at start the sink skips offsets already in the table.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { ulid } from 'ulid';
 import type { Db } from '../../clickhouse/client.ts';
 import {
@@ -22,11 +21,18 @@ import {
   itemIdOf,
   parseConfigKey,
 } from '../../schemas/config.ts';
+import {
+  type ConsumerClient,
+  createConsumerClient,
+  ensureTopics,
+  type Kafka,
+  type SourceBatch,
+  topicConfig,
+} from '../common/kafka/index.ts';
 import type { Logger } from '../common/logger.ts';
 import { counter, gauge } from '../common/metrics.ts';
 import type { AuthResult, ConfigChange, StoreDirectory, StoreRecord } from './api.ts';
 import type { EnvelopeCodec } from './codec.ts';
-import { ensureConfigTopic } from './topic.ts';
 
 const MAX_TOKEN_LENGTH = 512;
 
@@ -87,8 +93,7 @@ export class ConfigDirectory implements StoreDirectory {
   private readonly positions = new Map<number, bigint>();
   private readonly waiters = new Set<() => void>();
   private readonly listeners = new Set<(c: ConfigChange) => void>();
-  private consumer?: Consumer;
-  private admin?: Admin;
+  private consumer?: ConsumerClient;
   private started = false;
   private stopped = false;
   private failure?: Error;
@@ -107,7 +112,22 @@ export class ConfigDirectory implements StoreDirectory {
     if (this.started) return;
     this.started = true;
     const { kafka, topic } = this.opts;
-    if (this.opts.ensureTopic !== false) await ensureConfigTopic(kafka, topic, this.log);
+    const groupId = `${this.opts.groupIdPrefix ?? 'store-config-directory'}-${ulid()}`;
+    const consumer = createConsumerClient(kafka, this.log, {
+      groupId,
+      topics: [topic],
+      fromBeginning: true,
+      lingerMs: 250,
+      sessionTimeoutMs: 30_000,
+      heartbeatIntervalMs: 3_000,
+      autoResolve: true,
+      onCrash: (err, restart) => {
+        this.log.error({ err, restart }, 'store-config consumer crashed');
+        if (!restart) this.fail(err);
+      },
+    });
+    this.consumer = consumer;
+    if (this.opts.ensureTopic !== false) await ensureTopics(kafka, [topicConfig('storeConfig', topic)], this.log);
     if (this.opts.db) {
       const rows = await this.opts.db.query<{ partition: number; next: string }>(
         'SELECT `partition`, toString(max(`offset`) + 1) AS next FROM store_config GROUP BY `partition`',
@@ -115,38 +135,13 @@ export class ConfigDirectory implements StoreDirectory {
       for (const r of rows) this.sinkFrom.set(Number(r.partition), BigInt(r.next));
       this.sinkLoop = this.runSink();
     }
-    const groupId = `${this.opts.groupIdPrefix ?? 'store-config-directory'}-${ulid()}`;
-    const consumer = kafka.consumer({
-      groupId,
-      maxWaitTimeInMs: 250,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
-      allowAutoTopicCreation: false,
-    });
-    this.consumer = consumer;
-    consumer.on(consumer.events.CRASH, (e) => {
-      const err = e.payload.error;
-      this.log.error({ err, restart: e.payload.restart }, 'store-config consumer crashed');
-      if (!e.payload.restart) this.fail(err);
-    });
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: true,
-      eachBatch: (payload) => this.onBatch(payload),
-    });
+    await consumer.start((batch) => this.onBatch(batch));
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    try {
-      await this.consumer?.disconnect();
-    } catch (err) {
-      this.log.warn({ err }, 'store-config consumer disconnect failed');
-    }
-    await this.admin?.disconnect().catch(() => undefined);
+    await this.consumer?.stop();
     this.sinkWake?.();
     await this.sinkLoop;
     for (const w of this.waiters) w();
@@ -155,7 +150,7 @@ export class ConfigDirectory implements StoreDirectory {
   // -------------------------------------------------------------------------------------------------
   // consuming
 
-  private async onBatch({ batch, heartbeat }: EachBatchPayload): Promise<void> {
+  private async onBatch(batch: SourceBatch): Promise<void> {
     const partition = batch.partition;
     for (const message of batch.messages) {
       // a rejoin without committed offsets starts over from the beginning: never apply a record twice
@@ -166,7 +161,7 @@ export class ConfigDirectory implements StoreDirectory {
     }
     positionGauge.set({ partition: String(partition) }, Number(this.positions.get(partition) ?? 0n));
     this.notify();
-    await heartbeat();
+    await batch.heartbeat();
   }
 
   /** Apply one record to the in-memory state (and queue it for ClickHouse). Exposed for replay tools. */
@@ -426,14 +421,9 @@ export class ConfigDirectory implements StoreDirectory {
 
   async ready(timeoutMs = 60_000): Promise<void> {
     if (!this.started) throw new Error('store directory not started');
-    if (!this.admin) {
-      const admin = this.opts.kafka.admin();
-      await admin.connect();
-      this.admin = admin;
-    }
-    const highs = await this.admin.fetchTopicOffsets(this.opts.topic);
+    const marks = await (this.consumer as ConsumerClient).watermarks(this.opts.topic);
     const caughtUp = () =>
-      highs.every((h) => BigInt(h.high) <= BigInt(h.low) || this.position(h.partition) >= BigInt(h.high));
+      [...marks].every(([partition, { low, high }]) => high <= low || this.position(partition) >= high);
     if (!(await this.waitUntil(caughtUp, timeoutMs))) {
       throw new Error(`store directory did not catch up with ${this.opts.topic} within ${timeoutMs} ms`);
     }

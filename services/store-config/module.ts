@@ -48,6 +48,7 @@ export const storeConfigModule: AppModule = {
       logger: ctx.logger,
       db: ctx.db,
       groupIdPrefix: 'store-config-directory-app',
+      ensureTopic: false, // the composer created every topic
     });
     directories.set(ctx, directory);
     ctx.onClose(() => directory.stop());

@@ -6,7 +6,6 @@
 // of calls in one process reads its own writes. Two writers changing the same store record at the same
 // time: the last write wins (see docs/decisions.md, store configuration).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { type Kafka, Partitioners, type Producer } from 'kafkajs';
 import { monotonicFactory } from 'ulid';
 import {
   CONFIG_KINDS,
@@ -21,12 +20,18 @@ import {
 } from '../../schemas/config.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { type Config, topicName } from '../common/config.ts';
-import { createIdempotentProducer, createKafka } from '../common/kafka.ts';
+import {
+  createKafka,
+  createProducerClient,
+  ensureTopics,
+  type Kafka,
+  type LocatingProducerClient,
+  topicConfigs,
+} from '../common/kafka/index.ts';
 import { createLogger, type Logger } from '../common/logger.ts';
 import type { StoreRecord } from './api.ts';
 import { createEnvelopeCodec, type EnvelopeCodec } from './codec.ts';
 import { ConfigDirectory, toStoreRecord } from './directory.ts';
-import { ensureConfigTopic } from './topic.ts';
 
 /** A validation or reference error in what the caller asked for; `path` names the offending field. */
 export class ConfigInputError extends Error {
@@ -116,27 +121,30 @@ const nextUlid = monotonicFactory();
 
 export class ConfigWriter {
   readonly topic: string;
+  private readonly topicPrefix: string;
   private readonly kafka: Kafka;
   private readonly log: Logger;
   private readonly codec: EnvelopeCodec;
-  private producer?: Producer;
-  private connecting?: Promise<Producer>;
+  private producer?: LocatingProducerClient;
+  private connecting?: Promise<LocatingProducerClient>;
   private directory?: ConfigDirectory;
   private directoryStarting?: Promise<ConfigDirectory>;
   private lastWrite?: WriteResult;
 
   constructor(opts: WriterOptions) {
     this.log = opts.logger ?? createLogger('store-config-writer', process.env.LOG_LEVEL ?? 'warn');
-    this.topic = topicName({ KAFKA_TOPIC_PREFIX: opts.topicPrefix ?? '' }, TOPICS.storeConfig.name);
+    this.topicPrefix = opts.topicPrefix ?? '';
+    this.topic = topicName({ KAFKA_TOPIC_PREFIX: this.topicPrefix }, TOPICS.storeConfig.name);
     this.kafka = createKafka(opts.brokers, opts.clientId ?? 'store-config-writer', this.log);
     this.codec = createEnvelopeCodec({ registryUrl: opts.registryUrl, topic: this.topic });
   }
 
-  private async getProducer(): Promise<Producer> {
+  private async getProducer(): Promise<LocatingProducerClient> {
     if (this.producer) return this.producer;
     this.connecting ??= (async () => {
-      await ensureConfigTopic(this.kafka, this.topic, this.log);
-      const p = createIdempotentProducer(this.kafka, { createPartitioner: Partitioners.DefaultPartitioner });
+      // the writer runs without the app too (the admin CLI): it creates its own topic when missing
+      await ensureTopics(this.kafka, topicConfigs({ KAFKA_TOPIC_PREFIX: this.topicPrefix }, ['storeConfig']), this.log);
+      const p = createProducerClient(this.kafka);
       await p.connect();
       this.producer = p;
       return p;
@@ -187,12 +195,8 @@ export class ConfigWriter {
         payload_json: JSON.stringify(payload),
       });
     }
-    const [meta] = await producer.send({
-      topic: this.topic,
-      acks: -1,
-      messages: [{ key: configKey(storeId, kind, itemId), value }],
-    });
-    const result = { partition: meta.partition, offset: String(meta.baseOffset ?? meta.offset) };
+    const [meta] = await producer.sendLocated([{ topic: this.topic, key: configKey(storeId, kind, itemId), value }]);
+    const result = { partition: meta.partition, offset: meta.baseOffset };
     this.lastWrite = result;
     return result;
   }
@@ -492,7 +496,7 @@ export class ConfigWriter {
 
   async close(): Promise<void> {
     await this.directory?.stop();
-    await this.producer?.disconnect();
+    await this.producer?.close();
   }
 }
 

@@ -3,15 +3,14 @@
 // aggregate. Starts after the store-config module (it authenticates through the store directory) and
 // the streams module (the trending aggregate it loads).
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
-import { createValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec } from '../common/kafka/codec.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import type { AppContext, AppModule } from '../app/context.ts';
-import { ensureTopics } from '../beacon/topics.ts';
 import { topicName } from '../common/config.ts';
 import { loadGeoDatabase, parseTrustedProxies } from '../common/enrich.ts';
 import { counter, gauge } from '../common/metrics.ts';
 import { createRedis } from '../common/redis.ts';
-import { createRequestEventEmitter } from '../common/request-events.ts';
+import { createRequestEventEmitter } from './request-events.ts';
 import { storeDirectory } from '../store-config/module.ts';
 import { TrendingFeed } from './autocomplete/feed.ts';
 import { AutocompleteIndex } from './autocomplete/index.ts';
@@ -30,7 +29,6 @@ export const storefrontModule: AppModule = {
 
     // request events
     const requestsTopic = topicName(config, TOPICS.requests.name);
-    await ensureTopics(ctx.kafka, [{ key: 'requests', name: requestsTopic }], log);
     const codec = createValueCodec({ registryUrl: config.schemaRegistryUrl });
     await codec.register(requestsTopic, VALUE_SCHEMAS.requests);
     const emitter = createRequestEventEmitter({ kafka: ctx.kafka, codec, topic: requestsTopic, logger: log });

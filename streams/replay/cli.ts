@@ -11,13 +11,13 @@ import { Command } from 'commander';
 import { dbOptionsFromConfig, openDb } from '../../clickhouse/client.ts';
 import { TOPICS, type TopicKey } from '../../schemas/topics.ts';
 import { loadConfigOrExit, topicName } from '../../services/common/config.ts';
-import { createIdempotentProducer, createKafka } from '../../services/common/kafka.ts';
+import { createIdempotentProducer, createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { PROCESSORS, processorByName } from '../registry.ts';
 import { registryDecoder } from '../runtime/decoder.ts';
-import { kafkajsClientFactory } from '../runtime/kafkajs-client.ts';
 import type { RuntimeDeps } from '../runtime/types.ts';
+import { streamsClientFactory } from '../service.ts';
 import { parseFrom, replayTokenPath } from './http.ts';
 import { type ReplayEvent, ReplayError, runReplay } from './replay.ts';
 
@@ -187,7 +187,7 @@ if (config.embedded.clickhouse) {
     logger,
     decoder: registryDecoder(config.schemaRegistryUrl, [{ key, name: topicName(config, TOPICS[key].name) }]),
     topicName: (k) => topicName(config, TOPICS[k].name),
-    createClient: kafkajsClientFactory(kafka, logger),
+    createClient: streamsClientFactory(kafka, logger),
     dlq: {
       async send(records) {
         await producer.connect();

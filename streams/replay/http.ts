@@ -6,7 +6,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { Kafka } from 'kafkajs';
+import type { Kafka } from '../../services/common/kafka/index.ts';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Db } from '../../clickhouse/client.ts';

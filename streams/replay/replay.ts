@@ -25,12 +25,12 @@
 // Only a replay from the earliest retained offset swaps by default: a partial replay (time, offsets)
 // rebuilds only part of the history, so it compares and keeps its shadow tables unless
 // `allowPartialSwap` is given.
-import type { Kafka } from 'kafkajs';
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { assertIdentifier, type Db } from '../../clickhouse/client.ts';
 import { TOPICS, type TopicKey } from '../../schemas/topics.ts';
 import { type Config, topicName } from '../../services/common/config.ts';
+import { type Kafka, setGroupOffsets } from '../../services/common/kafka/index.ts';
 import type { Logger } from '../../services/common/logger.ts';
 import { PROCESSORS, processorByName } from '../registry.ts';
 import { BatchJournal } from '../runtime/journal.ts';
@@ -361,52 +361,6 @@ export async function runReplay(
         runId,
       )
       .catch(() => {});
-  }
-}
-
-/**
- * Commit offsets for a consumer group that has no running member — kafkajs' `admin.setOffsets`, whose
- * helper consumer joins the group, seeks (the seeks are committed on its first fetch) and stops at that
- * fetch. The admin's helper keeps the default fetch wait (5 s, on a paused topic always spent in full);
- * this one waits 20 ms, which took ~10 s off every replay (start offsets + the swap).
- */
-export async function setGroupOffsets(
-  kafka: Kafka,
-  admin: ReturnType<Kafka['admin']>,
-  groupId: string,
-  topic: string,
-  offsets: Map<number, bigint>,
-): Promise<void> {
-  const described = await admin.describeGroups([groupId]);
-  const state = described.groups[0]?.state;
-  if (state && state !== 'Empty' && state !== 'Dead' && state !== 'Unknown') {
-    throw new Error(`the consumer group ${groupId} must have no running instances, current state: ${state}`);
-  }
-  const consumer = kafka.consumer({
-    groupId,
-    maxWaitTimeInMs: 20,
-    allowAutoTopicCreation: false,
-    retry: { retries: 5 },
-  });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      consumer.on(consumer.events.FETCH, () => consumer.stop().then(resolve, reject));
-      consumer.on(consumer.events.CRASH, (e) => reject(e.payload.error));
-      consumer.run({ eachBatchAutoResolve: false, eachBatch: async () => {} }).catch(reject);
-      // this consumer reads nothing: its first fetch commits the seeks
-      consumer.pause([{ topic }]);
-      for (const [partition, offset] of offsets) consumer.seek({ topic, partition, offset: offset.toString() });
-    });
-  } finally {
-    await consumer.disconnect().catch(() => {});
-  }
-  const committed = await admin.fetchOffsets({ groupId, topics: [topic] });
-  for (const p of committed[0]?.partitions ?? []) {
-    const want = offsets.get(p.partition);
-    if (want !== undefined && BigInt(p.offset) !== want)
-      throw new Error(`setting offsets of ${groupId} failed: partition ${p.partition} is at ${p.offset}, not ${want}`);
   }
 }
 

@@ -2,8 +2,8 @@
 // was built against (READER_SCHEMAS in schemas/avro: the platform topics and the catalog topics), so
 // processors read older and newer writer schemas alike.
 import { READER_SCHEMAS } from '../../schemas/avro/index.ts';
-import { CodecError, createValueCodec, type ValueCodec } from '../../schemas/codec.ts';
-import { RegistryError } from '../../schemas/registry-client.ts';
+import { CodecError, createValueCodec, type ValueCodec } from '../../services/common/kafka/codec.ts';
+import { RegistryError } from '../../services/common/kafka/registry-client.ts';
 import type { TopicKey } from '../../schemas/topics.ts';
 import { UndecodableError, type ValueDecoder } from './types.ts';
 

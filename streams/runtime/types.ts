@@ -4,63 +4,23 @@
 // that must be done once and right: fetching per partition, Avro decoding through the registry, the
 // DLQ, event-id deduplication, deterministic batch boundaries, ClickHouse inserts with
 // insert_deduplication_token, committing offsets only after the write, metrics. The Kafka client sits
-// behind `ConsumerClient` so another client library can be swapped in.
+// behind `ConsumerClient` (services/common/kafka/) so another client library can be swapped in.
 import type { Redis } from 'ioredis';
 import type { Db } from '../../clickhouse/client.ts';
 import type { Logger } from '../../services/common/logger.ts';
 import type { TopicKey } from '../../schemas/topics.ts';
 import type { ProcessorLedger } from './claims.ts';
+import type { ConsumerClient, ConsumerClientOptions } from '../../services/common/kafka/client.ts';
 
 // ------------------------------------------------------------------ the Kafka side
 
-export interface SourceMessage {
-  /** int64 offset as a decimal string (kafkajs convention) */
-  offset: string;
-  key: Buffer | null;
-  value: Buffer | null;
-  /** broker timestamp, ms since the epoch, as a string */
-  timestamp: string;
-  headers: Record<string, Buffer | string | undefined>;
-}
-
-/** One fetched run of messages of one partition, in offset order. */
-export interface SourceBatch {
-  topic: string;
-  partition: number;
-  highWatermark: string;
-  messages: SourceMessage[];
-  /** advance the fetch position past `offset` (does not commit) */
-  resolve(offset: string): void;
-  /** commit `nextOffset` (the offset of the next message to read) for this partition */
-  commit(nextOffset: string): Promise<void>;
-  /** false once the consumer is stopping or the partition was revoked/sought: do not write more */
-  isActive(): boolean;
-  heartbeat(): Promise<void>;
-}
-
-export interface ConsumerClientOptions {
-  groupId: string;
-  topics: string[];
-  /** where a group without committed offsets starts */
-  fromBeginning: boolean;
-  /** broker-side linger: a fetch waits up to this long for `minBytes` */
-  lingerMs: number;
-  minBytes: number;
-  maxBytesPerPartition: number;
-  sessionTimeoutMs: number;
-}
-
-/** The runtime's view of a Kafka consumer-group client. */
-export interface ConsumerClient {
-  start(onBatch: (batch: SourceBatch) => Promise<void>): Promise<void>;
-  stop(): Promise<void>;
-  pause(): void;
-  resume(): void;
-  /** committed offsets of the group per partition (-1 = none) */
-  committed(topic: string): Promise<Map<number, bigint>>;
-  /** current high watermarks per partition */
-  highWatermarks(topic: string): Promise<Map<number, bigint>>;
-}
+// the consumer-group client and its batches are the Kafka access layer's (services/common/kafka/client.ts)
+export type {
+  ConsumerClient,
+  ConsumerClientOptions,
+  SourceBatch,
+  SourceMessage,
+} from '../../services/common/kafka/client.ts';
 
 // ------------------------------------------------------------------ the processor side
 

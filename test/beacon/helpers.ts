@@ -6,14 +6,14 @@ import Fastify from 'fastify';
 import { ulid } from 'ulid';
 import type { Redis } from 'ioredis';
 import type { Kafka } from 'kafkajs';
-import { createValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec } from '../../services/common/kafka/codec.ts';
 import { type Beacon, type BeaconSettings, createBeacon } from '../../services/beacon/module.ts';
 import { beaconPlugin } from '../../services/beacon/plugin.ts';
 import { loadConfig } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
-import { type RegistryClient, RegistryError } from '../../schemas/registry-client.ts';
+import { type RegistryClient, RegistryError } from '../../services/common/kafka/registry-client.ts';
 import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import type { StoreDirectory, StoreRecord, StoreStatus } from '../../services/store-config/api.ts';
 

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { Partitioners } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { HashPartitioner, keyHash, murmur2 } from '../../services/common/murmur2.ts';
+import { HashPartitioner, keyHash, murmur2 } from '../../services/common/kafka/index.ts';
 
 const kafkajsMurmur2 = createRequire(import.meta.url)('kafkajs/src/producer/partitioners/default/murmur2.js') as (
   key: Buffer | string,

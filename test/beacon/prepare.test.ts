@@ -1,7 +1,7 @@
 // prepareBatch inline and in the worker pool give the same answer (values byte for byte).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
-import { createValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec } from '../../services/common/kafka/codec.ts';
 import type { ServerFields } from '../../schemas/events.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { type PrepareSettings, prepareBatch } from '../../services/beacon/prepare.ts';

@@ -2,14 +2,13 @@
 // never throws — whether Kafka is up, down, or the event cannot be encoded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requestEventAvro } from '../../schemas/avro/index.ts';
-import { createValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec } from '../../services/common/kafka/codec.ts';
 import { type RequestEvent, requestEvent } from '../../schemas/requests.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { ensureTopics } from '../../services/beacon/topics.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka, ensureTopics, topicConfig } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { registry } from '../../services/common/metrics.ts';
-import { createRequestEventEmitter } from '../../services/common/request-events.ts';
+import { createRequestEventEmitter } from '../../services/storefront/request-events.ts';
 import { eventId, memoryRegistry, readTopic, startTestBroker, type TestBroker } from './helpers.ts';
 
 const logger = createLogger('request-events-test', process.env.LOG_LEVEL ?? 'silent');
@@ -53,7 +52,7 @@ describe('request-event emitter', () => {
 
   it('delivers emitted events in batches, keyed by store and session', async () => {
     const kafka = createKafka(broker.brokers, 'req-test', logger);
-    await ensureTopics(kafka, [{ key: 'requests', name: topic }], logger);
+    await ensureTopics(kafka, [topicConfig('requests', topic)], logger);
     const emitter = createRequestEventEmitter<RequestEvent>({
       kafka,
       codec,

@@ -1,15 +1,16 @@
-// Topic configuration: every topic of the registry (schemas/topics.ts), created on a fresh broker by the
-// functions the services call, has the registry's partition count, cleanup.policy and retention.ms —
-// as the broker reports them through kafkajs' admin (fetchTopicMetadata, describeConfigs).
+// Topic configuration: every topic of the registry (schemas/topics.ts), created on a fresh broker by the one
+// ensureTopics (services/common/kafka) — as the app's composer runs it at start, and through each
+// standalone creation path — has the registry's partition count, cleanup.policy and retention.ms, as the
+// broker reports them through kafkajs' admin (fetchTopicMetadata, describeConfigs).
 import { ConfigResourceTypes, type Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dlqTopic, TOPICS, type TopicKey } from '../../schemas/topics.ts';
-import { ensureTopics } from '../../services/beacon/topics.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { appTopics } from '../../services/app/topics.ts';
+import { createKafka, DLQ_RETENTION_MS, ensureTopics, topicConfigs } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { startSchemaRegistry } from '../../services/schema-registry/index.ts';
-import { ensureConfigTopic } from '../../services/store-config/topic.ts';
-import { ensureStreamTopics } from '../../streams/runtime/topics.ts';
+import { ConfigWriter } from '../../services/store-config/writer.ts';
+import { PROCESSORS } from '../../streams/registry.ts';
 import { startTestBroker, type TestBroker } from './helpers.ts';
 
 const KEYS = Object.keys(TOPICS) as TopicKey[];
@@ -84,15 +85,12 @@ describe('topic registry on a broker', () => {
   });
 
   it('ensureTopics creates every registry topic with its partitions, cleanup.policy and retention.ms, and leaves existing ones alone', async () => {
+    const config = { KAFKA_TOPIC_PREFIX: 'all.' };
     const name = (k: TopicKey) => `all.${TOPICS[k].name}`;
-    const wanted = KEYS.map((key) => ({ key, name: name(key) }));
-    await ensureTopics(kafka, wanted, logger);
+    await ensureTopics(kafka, topicConfigs(config), logger);
     // a second call (another process starting) is a no-op, not an error
-    await ensureTopics(kafka, wanted, logger);
-    const got = await describeTopics(
-      kafka,
-      wanted.map((w) => w.name),
-    );
+    await ensureTopics(kafka, topicConfigs(config), logger);
+    const got = await describeTopics(kafka, KEYS.map(name));
     for (const key of KEYS) expectRegistryConfig(got.get(name(key)), key);
     expect(got.get(name('events'))?.partitions).toHaveLength(6);
     expect(got.get(name('storeConfig'))?.config.get('cleanup.policy')).toBe('compact');
@@ -101,36 +99,48 @@ describe('topic registry on a broker', () => {
     }
   });
 
-  it("each service's own creation path gives the registry configuration", async () => {
-    const name = (k: TopicKey) => `own.${TOPICS[k].name}`;
-    // intake (services/beacon/module.ts) and read API (services/storefront/module.ts)
-    await ensureTopics(
-      kafka,
-      (['events', 'rejected', 'requests'] as const).map((key) => ({ key, name: name(key) })),
-      logger,
+  it("the composer's topics: every registry topic, and a dead-letter topic for each topic a processor reads", async () => {
+    const config = { KAFKA_TOPIC_PREFIX: 'app.' };
+    const name = (k: TopicKey) => `app.${TOPICS[k].name}`;
+    const wanted = appTopics(config);
+    const inputs = [...new Set(Object.values(PROCESSORS).map((p) => p.topic as TopicKey))];
+    expect(wanted.map((t) => t.name).sort()).toEqual(
+      [...KEYS.map(name), ...inputs.map((k) => dlqTopic(name(k)))].sort(),
     );
-    // catalog writer and processors (streams/runtime/topics.ts), with their dead-letter topics
-    const streamKeys = ['orders', 'products', 'collections', 'content', 'inventory', 'pricing'] as const;
-    await ensureStreamTopics(
-      kafka,
-      streamKeys.map((key) => ({ key, name: name(key) })),
-      logger,
-    );
-    // store configuration (services/store-config/topic.ts)
-    await ensureConfigTopic(kafka, name('storeConfig'), logger);
-    // the schema registry's own state topic (services/schema-registry/log.ts)
-    const registry = await startSchemaRegistry({ kafka, topic: name('schemas'), port: 0, logger });
-    await registry.close();
-
+    await ensureTopics(kafka, wanted, logger);
     const got = await describeTopics(kafka, KEYS.map(name));
     for (const key of KEYS) expectRegistryConfig(got.get(name(key)), key);
     const dlqs = await describeTopics(
       kafka,
-      streamKeys.map((k) => dlqTopic(name(k))),
+      inputs.map((k) => dlqTopic(name(k))),
     );
     for (const [topic, d] of dlqs) {
       expect(d.partitions, topic).toEqual([0]);
       expect(d.config.get('cleanup.policy'), topic).toBe('delete');
+      expect(d.config.get('retention.ms'), topic).toBe(String(DLQ_RETENTION_MS));
     }
+  });
+
+  it('the standalone creation paths (store-config writer, schema registry) give the registry configuration', async () => {
+    const name = (k: TopicKey) => `own.${TOPICS[k].name}`;
+    // the schema registry's own state topic (services/schema-registry/main.ts)
+    const registry = await startSchemaRegistry({ kafka, topic: name('schemas'), port: 0, logger });
+    // store configuration: the admin CLI's writer creates its topic on its first write
+    const writer = new ConfigWriter({
+      brokers: broker.brokers,
+      registryUrl: registry.url,
+      topicPrefix: 'own.',
+      logger,
+    });
+    try {
+      await writer.createStore({ name: 'topics test' });
+    } finally {
+      await writer.close();
+      await registry.close();
+    }
+
+    const got = await describeTopics(kafka, [name('storeConfig'), name('schemas')]);
+    expectRegistryConfig(got.get(name('storeConfig')), 'storeConfig');
+    expectRegistryConfig(got.get(name('schemas')), 'schemas');
   });
 });

@@ -4,7 +4,7 @@
 // client and once against the real schema registry (test/schema-registry/fixture.ts) on the same broker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EnrichedEvent } from '../../schemas/events.ts';
-import { createRegistryClient, type RegistryClient } from '../../schemas/registry-client.ts';
+import { createRegistryClient, type RegistryClient } from '../../services/common/kafka/registry-client.ts';
 import { markedEventIds } from '../../services/beacon/dedup.ts';
 import { loadConfig } from '../../services/common/config.ts';
 import type { UnavailableReason } from '../../services/beacon/produce-queue.ts';

@@ -12,7 +12,7 @@ import { migrate } from '../../clickhouse/migrate.ts';
 import { catalogKey } from '../../schemas/catalog.ts';
 import { normalizeCollection } from '../../services/catalog/normalize.ts';
 import { type Config, loadConfig } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { PROCESSORS, selectProcessors } from '../../streams/registry.ts';

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIdempotentProducer, createKafka, kafkajsCrc32cIsNative } from '../../services/common/kafka.ts';
+import { createIdempotentProducer, createKafka, kafkajsCrc32cIsNative } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { startTestBroker, type TestBroker } from '../broker/helpers/broker.ts';
 

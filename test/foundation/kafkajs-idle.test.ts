@@ -3,7 +3,7 @@
 // nothing, a pending or throttled request is still checked, and traffic through a real connection works.
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createIdempotentProducer, createKafka, kafkajsIdlePollingStopped } from '../../services/common/kafka.ts';
+import { createIdempotentProducer, createKafka, kafkajsIdlePollingStopped } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { startTestBroker, type TestBroker } from '../broker/helpers/broker.ts';
 

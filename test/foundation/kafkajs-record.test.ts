@@ -8,11 +8,11 @@ import {
   createKafka,
   kafkajsRecordDecoderIsFast,
   kafkajsRecordEncoderIsFast,
-} from '../../services/common/kafka.ts';
+} from '../../services/common/kafka/index.ts';
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { groupMessagesPerPartition, kafkajsGroupingIsLinear } from '../../services/common/kafkajs-grouping.ts';
+import { groupMessagesPerPartition, kafkajsGroupingIsLinear } from '../../services/common/kafka/kafkajs/grouping.ts';
 import {
   encodeRecord,
   fastRecordBatch,
@@ -20,7 +20,7 @@ import {
   type RecordBatchContext,
   type RecordBatchInput,
   type RecordInput,
-} from '../../services/common/kafkajs-record.ts';
+} from '../../services/common/kafka/kafkajs/record.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { startTestBroker, type TestBroker } from '../broker/helpers/broker.ts';
 

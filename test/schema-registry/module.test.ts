@@ -3,7 +3,7 @@
 // readiness check and announced URL.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { platformTopics } from '../../schemas/codec.ts';
+import { platformTopics } from '../../services/common/kafka/codec.ts';
 import type { AppContext } from '../../services/app/context.ts';
 import type { Check } from '../../services/app/health.ts';
 import { loadConfig } from '../../services/common/config.ts';

@@ -3,7 +3,7 @@
 // lives in the compacted `_schemas` topic (survives a restart, rebuilt from the log).
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec } from '../../services/common/kafka/codec.ts';
 import { startSchemaRegistry } from '../../services/schema-registry/index.ts';
 import { type RegistryFixture, SR_CONTENT_TYPE, sr, startRegistryFixture } from './fixture.ts';
 

@@ -3,10 +3,19 @@
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
-import { CodecError, createValueCodec, platformTopics, registerPlatformSchemas } from '../../schemas/codec.ts';
+import {
+  CodecError,
+  createValueCodec,
+  platformTopics,
+  registerPlatformSchemas,
+} from '../../services/common/kafka/codec.ts';
 import { type EnrichedEvent, enrichEvent, parseEvent } from '../../schemas/events.ts';
 import http from 'node:http';
-import { createRegistryClient, type RegistryClient, registryEndpoint } from '../../schemas/registry-client.ts';
+import {
+  createRegistryClient,
+  type RegistryClient,
+  registryEndpoint,
+} from '../../services/common/kafka/registry-client.ts';
 import { type RegistryFixture, sr, startRegistryFixture } from '../schema-registry/fixture.ts';
 
 let fx: RegistryFixture;

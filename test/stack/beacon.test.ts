@@ -1,10 +1,10 @@
 // POST /beacon against the running stack: what the intake answers, and what it wrote to Kafka
 // (read back with a kafkajs consumer and the registry codec).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec } from '../../services/common/kafka/codec.ts';
 import { EVENT_TYPES, type EnrichedEvent, type RejectedEvent } from '../../schemas/events.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { type Collected, eventId, topicCollector } from '../beacon/helpers.ts';
 import { stack } from '../helpers/stack.ts';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOPICS } from '../../schemas/topics.ts';
 import { signWebhook } from '../../services/catalog/webhooks.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { shopifyArticle, shopifyCollection, shopifyOrder, shopifyProduct } from '../catalog/fixtures.ts';
 import { catalogReady } from '../catalog/ready.ts';

@@ -17,7 +17,7 @@ import {
 import { applyDemoConfig, loadCatalog, type ReplayStats, replaySessions } from '../../deploy/demo/load.ts';
 import { bundleQuality, coViewQuality, trendingRank } from '../../deploy/demo/quality.ts';
 import { loadConfig } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { sql, stack } from '../helpers/stack.ts';

@@ -6,7 +6,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { ulid } from 'ulid';
 import { describe, expect, it } from 'vitest';
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
-import { createValueCodec, platformTopics, registerPlatformSchemas } from '../../schemas/codec.ts';
+import { createValueCodec, platformTopics, registerPlatformSchemas } from '../../services/common/kafka/codec.ts';
 import { type EnrichedEvent, enrichEvent, parseEvent } from '../../schemas/events.ts';
 import { stack } from '../helpers/stack.ts';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
 import { CONFIG_KINDS, type ConfigKind, itemIdOf, validateConfig } from '../../schemas/config.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import { registry as registry_ } from '../../services/common/metrics.ts';
 import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import { createEnvelopeCodec } from '../../services/store-config/codec.ts';

@@ -19,7 +19,7 @@ import { dbOptionsFromConfig, openDb } from '../../clickhouse/client.ts';
 import { parsePartName } from '../../clickhouse/dedup-log.ts';
 import { freePorts } from '../../deploy/local/stack.ts';
 import { loadConfig } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { selectProcessors } from '../../streams/registry.ts';

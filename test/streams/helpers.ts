@@ -13,7 +13,7 @@ import { EMPTY_EVENT_FIELDS, type EnrichedEvent } from '../../schemas/events.ts'
 import type { Order } from '../../schemas/orders.ts';
 import type { RequestEvent } from '../../schemas/requests.ts';
 import { requestEvent } from '../../schemas/requests.ts';
-import { createValueCodec, registerPlatformSchemas, type ValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec, registerPlatformSchemas, type ValueCodec } from '../../services/common/kafka/codec.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import { startSchemaRegistry, type RunningSchemaRegistry } from '../../services/schema-registry/index.ts';

@@ -20,7 +20,7 @@ import {
   trendingQueries,
 } from '../../clickhouse/queries/index.ts';
 import { type Config, loadConfig } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { registry } from '../../services/common/metrics.ts';
 import { createRedis } from '../../services/common/redis.ts';

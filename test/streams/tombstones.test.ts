@@ -11,7 +11,7 @@ import { migrate } from '../../clickhouse/migrate.ts';
 import { catalogKey } from '../../schemas/catalog.ts';
 import { catalogProductsProcessor } from '../../services/catalog/projections.ts';
 import { type Config, loadConfig } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { selectProcessors } from '../../streams/registry.ts';

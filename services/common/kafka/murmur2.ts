@@ -1,7 +1,7 @@
 // Kafka's murmur2 key hash (the Java client's and kafkajs' DefaultPartitioner), on 32-bit integer math
 // instead of kafkajs' Long emulation: the same partition for the same key, at a fraction of the CPU.
-// The equality with kafkajs' implementation is tested (test/beacon/partitioner.test.ts).
-import type { ICustomPartitioner, PartitionerArgs } from 'kafkajs';
+// The equality with kafkajs' implementation is tested (test/beacon/partitioner.test.ts); the kafkajs
+// partitioner built on it is HashPartitioner (kafkajs/client.ts).
 
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;
@@ -42,19 +42,3 @@ export interface HashedMessage {
   /** keyHash(key) */
   keyHash?: number;
 }
-
-/**
- * kafkajs partitioner with the DefaultPartitioner's mapping for keyed messages (explicit partition,
- * else murmur2(key) mod partition count), using the precomputed `keyHash` when the message has one.
- * Keyless messages are not produced by the intake; they go to partition 0 rather than round-robin.
- */
-export const HashPartitioner: ICustomPartitioner = () => (args: PartitionerArgs) => {
-  const message = args.message as HashedMessage;
-  if (message.partition !== undefined && message.partition !== null) return message.partition;
-  const n = args.partitionMetadata.length;
-  if (message.keyHash !== undefined) return message.keyHash % n;
-  const key = message.key;
-  if (key === undefined || key === null) return 0;
-  const bytes = typeof key === 'string' ? Buffer.from(key) : key;
-  return keyHash(bytes) % n;
-};

@@ -5,15 +5,13 @@
 //
 // Request events are analytics, not the shopper's data: when Kafka is away they wait in the buffer
 // (bounded), and what does not fit is dropped and counted rather than slowing the read API down.
-import type { Kafka, Message, Producer } from 'kafkajs';
-import { createIdempotentProducer } from './kafka.ts';
-import type { Logger } from './logger.ts';
-import { HashPartitioner } from './murmur2.ts';
-import { counter, gauge } from './metrics.ts';
+import { createProducerClient, type Kafka, type ProducedRecord, type ProducerClient } from '../common/kafka/index.ts';
+import type { Logger } from '../common/logger.ts';
+import { counter, gauge } from '../common/metrics.ts';
 
-export { deviceTypeFromUserAgent, type DeviceType } from './enrich.ts';
+export { deviceTypeFromUserAgent, type DeviceType } from '../common/enrich.ts';
 
-/** the part of the Avro value codec (schemas/codec.ts) the emitter uses */
+/** the part of the Avro value codec (services/common/kafka/codec.ts) the emitter uses */
 export interface ValueEncoder {
   encode(topic: string, value: unknown): Buffer;
 }
@@ -33,7 +31,7 @@ export interface RequestEventEmitterOptions<E> {
   /** record key; default: store_id + (session_id | device_id | request_id) */
   key?: (event: E) => string;
   /** an already created producer (tests); default: an idempotent producer on `kafka` */
-  producer?: Producer;
+  producer?: ProducerClient;
 }
 
 export interface RequestEventEmitter<E> {
@@ -71,8 +69,8 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(
   const { logger, codec, topic } = opts;
   const producer =
     opts.producer ??
-    createIdempotentProducer(opts.kafka, {
-      createPartitioner: HashPartitioner,
+    createProducerClient(opts.kafka, {
+      keyHashPartitioner: true,
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
     });
   const emitted = emittedTotal();
@@ -80,18 +78,13 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(
   const failed = failedTotal();
   const depth = bufferedGauge();
 
-  let buffer: Message[] = [];
+  let buffer: ProducedRecord[] = [];
   let inFlight = 0;
   let sending = false;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
-  let connected = false;
   let backoffMs = 0;
   let lastFailureLog = 0;
-
-  producer.on(producer.events.DISCONNECT, () => {
-    connected = false;
-  });
 
   function schedule(delay: number) {
     if (timer || sending || closed) return;
@@ -109,11 +102,7 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(
     buffer = batch === buffer ? [] : buffer.slice(batch.length);
     inFlight = batch.length;
     try {
-      if (!connected) {
-        await producer.connect();
-        connected = true;
-      }
-      await producer.send({ topic, messages: batch, acks: -1 });
+      await producer.send(batch);
       emitted.inc(batch.length);
       backoffMs = 0;
     } catch (err) {
@@ -164,7 +153,7 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(
           logger.warn({ err: (err as Error).message }, 'request event could not be encoded; dropped');
           return;
         }
-        buffer.push({ key, value });
+        buffer.push({ topic, key, value });
         depth.set(buffer.length);
         if (buffer.length >= batchSize && !sending && backoffMs === 0) {
           if (timer) {
@@ -203,7 +192,7 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(
         buffer = [];
         depth.set(0);
       }
-      if (connected) await producer.disconnect().catch(() => {});
+      await producer.close();
     },
   };
 }

@@ -1,17 +1,26 @@
-// kafkajs wiring shared by every producer and consumer: one place maps kafkajs logs to pino and sets the
-// delivery defaults (idempotent producer, acks=all).
-import './kafkajs-grouping.ts'; // before kafkajs loads
+// The kafkajs internal-module swaps, in one place. kafkajs 2.2.4 does per-record work in JavaScript that
+// this adapter replaces by registering drop-ins under kafkajs' private module ids (require.cache) or by
+// replacing a prototype method. Each swap holds only if it is installed before kafkajs loads the module,
+// so this module installs every one of them when it is evaluated, and the adapter (client.ts, and
+// services/common/kafka/index.ts) imports it before it imports kafkajs. Nothing outside
+// services/common/kafka/ imports kafkajs, so the order cannot be broken by an import elsewhere.
+//
+// Every swap falls back to kafkajs' own code when its module moved or was loaded first; `swapStatus()`
+// says which hold, `reportSwaps()` logs it once per process and the gauge `kafkajs_swap_active{swap}`
+// exports it (test/foundation/kafkajs-swaps.test.ts fails when one falls back).
+import { kafkajsGroupingIsLinear } from './grouping.ts'; // first: registers itself before anything loads kafkajs' producer
 import { createRequire } from 'node:module';
+import { isMainThread } from 'node:worker_threads';
 import { crc32c } from '@node-rs/crc32';
-import { Kafka, type KafkaConfig, logLevel, type Producer, type ProducerConfig } from 'kafkajs';
+import type { Logger } from '../../logger.ts';
+import { gauge } from '../../metrics.ts';
 import {
   fastRecordBatch,
   fastRecordDecoder,
   fastRecordEncoder,
   type RecordBatchInput,
   type RecordInput,
-} from './kafkajs-record.ts';
-import type { Logger } from './logger.ts';
+} from './record.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -180,37 +189,57 @@ export function kafkajsIdlePollingStopped(): boolean {
   return RequestQueue.prototype.scheduleCheckPendingRequests === scheduleCheckPendingRequests;
 }
 
-export function createKafka(
-  brokers: string[],
-  clientId: string,
-  logger: Logger,
-  extra: Partial<KafkaConfig> = {},
-): Kafka {
-  stopIdlePolling();
-  useNativeCrc32c();
-  useFastRecordEncoder();
-  useFastRecordDecoder();
-  return new Kafka({
-    clientId,
-    brokers,
-    connectionTimeout: 3_000,
-    requestTimeout: 30_000,
-    retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2_000 },
-    logLevel: logLevel.WARN,
-    logCreator:
-      () =>
-      ({ namespace, level, log }) => {
-        const { message, ...rest } = log;
-        const fields = { kafkajs: namespace, ...rest };
-        if (level <= logLevel.ERROR) logger.error(fields, message);
-        else if (level === logLevel.WARN) logger.warn(fields, message);
-        else logger.debug(fields, message);
-      },
-    ...extra,
-  });
+/** The swaps, by name. */
+export const SWAPS = {
+  /** linear groupMessagesPerPartition (grouping.ts) */
+  grouping: kafkajsGroupingIsLinear,
+  /** native CRC-32C of produced record batches */
+  crc32c: kafkajsCrc32cIsNative,
+  /** exact-size record and record-batch encoders (record.ts) */
+  record_encoder: kafkajsRecordEncoderIsFast,
+  /** Long-free record decoder (record.ts) */
+  record_decoder: kafkajsRecordDecoderIsFast,
+  /** request queues arm no timer while idle */
+  idle_polling: kafkajsIdlePollingStopped,
+} as const;
+export type SwapName = keyof typeof SWAPS;
+
+/** Which swaps hold in this process (true = ours, false = kafkajs' own code). */
+export function swapStatus(): Record<SwapName, boolean> {
+  const out = {} as Record<SwapName, boolean>;
+  for (const [name, holds] of Object.entries(SWAPS)) {
+    try {
+      out[name as SwapName] = holds();
+    } catch {
+      out[name as SwapName] = false;
+    }
+  }
+  return out;
 }
 
-/** An idempotent producer: acks=all is forced by kafkajs when idempotent is set. */
-export function createIdempotentProducer(kafka: Kafka, extra: Partial<ProducerConfig> = {}): Producer {
-  return kafka.producer({ idempotent: true, maxInFlightRequests: 5, allowAutoTopicCreation: false, ...extra });
+const swapGauge = gauge(
+  'kafkajs_swap_active',
+  'Whether a kafkajs internal-module swap holds (1) or fell back to kafkajs (0)',
+  ['swap'],
+);
+let reported = false;
+
+/** Once per process: one info line naming the swaps that hold (a warning when one fell back), and the gauge. */
+export function reportSwaps(logger: Logger): void {
+  const status = swapStatus();
+  for (const [swap, holds] of Object.entries(status)) swapGauge.set({ swap }, holds ? 1 : 0);
+  if (reported) return;
+  reported = true;
+  const fellBack = Object.entries(status)
+    .filter(([, holds]) => !holds)
+    .map(([swap]) => swap);
+  // worker threads load their own copy of kafkajs: they say something only when a swap fell back there
+  if (fellBack.length === 0) {
+    if (isMainThread) logger.info({ kafkajsSwaps: status }, 'kafkajs swaps active');
+  } else logger.warn({ kafkajsSwaps: status, fellBack }, "kafkajs swaps: some fell back to kafkajs' own code");
 }
+
+stopIdlePolling();
+useNativeCrc32c();
+useFastRecordEncoder();
+useFastRecordDecoder();

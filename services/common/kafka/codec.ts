@@ -7,11 +7,11 @@
 //   writer schema to the topic's reader schema with avsc resolvers, so a consumer built against an
 //   older schema reads newer data, and a newer one reads old data with the defaults.
 import type { Resolver, Schema, Type } from 'avsc';
-import type { Config } from '../services/common/config.ts';
-import { topicName } from '../services/common/config.ts';
-import { avroType, VALUE_SCHEMAS, valueSubject } from './avro/index.ts';
+import type { Config } from '../config.ts';
+import { topicName } from '../config.ts';
+import { avroType, VALUE_SCHEMAS, valueSubject } from '../../../schemas/avro/index.ts';
 import { createRegistryClient, type RegistryClient } from './registry-client.ts';
-import { TOPICS, type TopicKey } from './topics.ts';
+import { TOPICS, type TopicKey } from '../../../schemas/topics.ts';
 
 export const MAGIC_BYTE = 0;
 const HEADER_BYTES = 5;

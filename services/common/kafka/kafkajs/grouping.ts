@@ -1,9 +1,9 @@
 // kafkajs' producer groups a send's messages by partition with `[...current, message]` for every message
-// (kafkajs/src/producer/groupMessagesPerPartition.js): quadratic in the messages per partition, ≈ 6 % of
-// a beacon worker's time at 4 000 messages per send. This module, imported before kafkajs loads, registers
-// a linear grouping with the same result under that module id (kafkajs' producer takes it when it first
-// loads). Imported first by services/common/kafka.ts and the entry points; when kafkajs was loaded before
-// it, nothing is swapped (kafkajsGroupingIsLinear() says so) and kafkajs' own grouping stays.
+// (kafkajs/src/producer/groupMessagesPerPartition.js): quadratic in the messages per partition (the
+// figures are in docs/development.md). This module, evaluated before kafkajs loads (swaps.ts imports it
+// first), registers a linear grouping with the same result under that module id (kafkajs' producer takes
+// it when it first loads); when kafkajs was loaded before it, nothing is swapped
+// (kafkajsGroupingIsLinear() says so, and swaps.ts reports it) and kafkajs' own grouping stays.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);

@@ -1,0 +1,207 @@
+// The kafkajs adapter: the one place that builds kafkajs clients. It maps kafkajs logs to pino, sets the
+// delivery defaults (idempotent producer, acks=all), creates topics (ensureTopics) and builds consumers
+// (consumer.ts). swaps.ts is imported first, so its module swaps are in place before kafkajs loads.
+import './swaps.ts';
+import kafkajs, {
+  type ICustomPartitioner,
+  Kafka,
+  type KafkaConfig,
+  logLevel,
+  type Message,
+  type PartitionerArgs,
+  Partitioners,
+  type Producer,
+  type ProducerConfig,
+} from 'kafkajs';
+import type { Logger } from '../../logger.ts';
+import type { LocatingProducerClient, ProducedBatch, ProducedRecord, SendOptions } from '../client.ts';
+import { type HashedMessage, keyHash } from '../murmur2.ts';
+import type { TopicConfig } from '../topics.ts';
+import { reportSwaps } from './swaps.ts';
+
+export function createKafka(
+  brokers: string[],
+  clientId: string,
+  logger: Logger,
+  extra: Partial<KafkaConfig> = {},
+): Kafka {
+  reportSwaps(logger);
+  return new Kafka({
+    clientId,
+    brokers,
+    connectionTimeout: 3_000,
+    requestTimeout: 30_000,
+    retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2_000 },
+    logLevel: logLevel.WARN,
+    logCreator:
+      () =>
+      ({ namespace, level, log }) => {
+        const { message, ...rest } = log;
+        const fields = { kafkajs: namespace, ...rest };
+        if (level <= logLevel.ERROR) logger.error(fields, message);
+        else if (level === logLevel.WARN) logger.warn(fields, message);
+        else logger.debug(fields, message);
+      },
+    ...extra,
+  });
+}
+
+/** An idempotent producer: acks=all is forced by kafkajs when idempotent is set. */
+export function createIdempotentProducer(kafka: Kafka, extra: Partial<ProducerConfig> = {}): Producer {
+  return kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 5,
+    allowAutoTopicCreation: false,
+    // kafkajs' default, named so that kafkajs does not warn about its v2 change of default
+    createPartitioner: Partitioners.DefaultPartitioner,
+    ...extra,
+  });
+}
+
+/**
+ * kafkajs partitioner with the DefaultPartitioner's mapping for keyed messages (explicit partition,
+ * else murmur2(key) mod partition count), using the precomputed `keyHash` when the message has one.
+ * Keyless messages are not produced by the intake; they go to partition 0 rather than round-robin.
+ */
+export const HashPartitioner: ICustomPartitioner = () => (args: PartitionerArgs) => {
+  const message = args.message as HashedMessage;
+  if (message.partition !== undefined && message.partition !== null) return message.partition;
+  const n = args.partitionMetadata.length;
+  if (message.keyHash !== undefined) return message.keyHash % n;
+  const key = message.key;
+  if (key === undefined || key === null) return 0;
+  const bytes = typeof key === 'string' ? Buffer.from(key) : key;
+  return keyHash(bytes) % n;
+};
+
+export interface ProducerClientOptions {
+  /** the DefaultPartitioner's key → partition mapping, taking a record's precomputed `keyHash` (HashPartitioner) */
+  keyHashPartitioner?: boolean;
+  /** retries of a produce call (kafkajs' retry: retries, initialRetryTime, maxRetryTime in ms) */
+  retry?: { retries: number; initialRetryTime: number; maxRetryTime: number };
+  /** produce requests in flight per broker (default 5; 1 keeps strict order across retries) */
+  maxInFlightRequests?: number;
+}
+
+/**
+ * A ProducerClient over one idempotent kafkajs producer: connects on the first send (and again after a
+ * disconnect), one produce request per send with the records grouped by topic, acks=all.
+ */
+export function createProducerClient(kafka: Kafka, opts: ProducerClientOptions = {}): LocatingProducerClient {
+  const producer = createIdempotentProducer(kafka, {
+    ...(opts.keyHashPartitioner ? { createPartitioner: HashPartitioner } : {}),
+    ...(opts.retry ? { retry: opts.retry } : {}),
+    ...(opts.maxInFlightRequests ? { maxInFlightRequests: opts.maxInFlightRequests } : {}),
+  });
+  let connected = false;
+  let connecting: Promise<void> | undefined;
+  producer.on(producer.events.DISCONNECT, () => {
+    connected = false;
+  });
+  function connect(): Promise<void> {
+    if (connected) return Promise.resolve();
+    connecting ??= producer.connect().then(
+      () => {
+        connected = true;
+        connecting = undefined;
+      },
+      (err: Error) => {
+        connecting = undefined;
+        throw err;
+      },
+    );
+    return connecting;
+  }
+  async function sendLocated(records: ProducedRecord[], opts: SendOptions = {}): Promise<ProducedBatch[]> {
+    if (records.length === 0) return [];
+    await connect();
+    const byTopic = new Map<string, Message[]>();
+    for (const r of records) {
+      let list = byTopic.get(r.topic);
+      if (!list) byTopic.set(r.topic, (list = []));
+      // the record itself is the message: kafkajs reads key, value, partition, headers, timestamp, and
+      // HashPartitioner reads keyHash
+      list.push(r as Message);
+    }
+    const meta = await producer.sendBatch({
+      topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+      acks: -1,
+      ...(opts.timeoutMs === undefined ? {} : { timeout: opts.timeoutMs }),
+    });
+    return meta.map((m) => ({
+      topic: m.topicName,
+      partition: m.partition,
+      baseOffset: String(m.baseOffset ?? m.offset),
+    }));
+  }
+  return {
+    connect,
+    sendLocated,
+    async send(records: ProducedRecord[], opts?: SendOptions) {
+      await sendLocated(records, opts);
+    },
+    async close() {
+      await (connecting ?? Promise.resolve()).catch(() => {});
+      if (connected) await producer.disconnect().catch(() => {});
+      connected = false;
+    },
+  };
+}
+
+/**
+ * Create the topics of `topics` that do not exist yet, with their configuration (topics.ts); existing
+ * topics are left as they are. Safe to run from several processes at once.
+ */
+export async function ensureTopics(kafka: Kafka, topics: TopicConfig[], logger: Logger): Promise<void> {
+  if (topics.length === 0) return;
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    // create only what is missing: asking kafkajs to create an existing topic makes it log an error
+    for (const t of topics) {
+      if (existing.has(t.name)) continue;
+      try {
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: [
+            {
+              topic: t.name,
+              numPartitions: t.partitions,
+              configEntries: [
+                { name: 'cleanup.policy', value: t.cleanupPolicy },
+                { name: 'retention.ms', value: String(t.retentionMs) },
+              ],
+            },
+          ],
+        });
+        logger.info({ topic: t.name, partitions: t.partitions, cleanupPolicy: t.cleanupPolicy }, 'created topic');
+      } catch (err) {
+        // another process created it between listTopics and createTopics
+        if (
+          (err as { type?: string }).type !== 'TOPIC_ALREADY_EXISTS' &&
+          !/already exists/i.test(String((err as Error).message))
+        )
+          throw err;
+      }
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** A topic's cleanup.policy as the broker reports it (undefined when the broker does not say). */
+export async function topicCleanupPolicy(kafka: Kafka, topic: string): Promise<string | undefined> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const res = await admin.describeConfigs({
+      includeSynonyms: false,
+      // a default-import member: Node's CommonJS export detection does not see this one
+      resources: [{ type: kafkajs.ConfigResourceTypes.TOPIC, name: topic, configNames: ['cleanup.policy'] }],
+    });
+    return res.resources[0]?.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue;
+  } finally {
+    await admin.disconnect().catch(() => {});
+  }
+}
