@@ -211,14 +211,25 @@ async function openEmbeddedReadOnly(chdbPath: string, limits: ReadOnlyLimits): P
           await client.command({ query: `USE ${assertIdentifier(o.database)}` });
           current = o.database;
         }
-        const rs = await client.exec({
-          query: sql,
-          query_params: o.params && Object.keys(o.params).length ? o.params : undefined,
-          query_id: o.queryId,
-          // chdb/connection turns default_format into the query's output format option, not a SET
-          clickhouse_settings: { default_format: o.format } as never,
-        });
-        return collect(rs.stream);
+        try {
+          const rs = await client.exec({
+            query: sql,
+            query_params: o.params && Object.keys(o.params).length ? o.params : undefined,
+            query_id: o.queryId,
+            // chdb/connection turns default_format into the query's output format option, not a SET
+            clickhouse_settings: { default_format: o.format } as never,
+          });
+          return await collect(rs.stream);
+        } catch (err) {
+          // chDB 3.4 keeps the output a query wrote before it failed (a result limit, a timeout, throwIf)
+          // and hands it out in front of the next query's result on the session: one throwaway query
+          // takes it, so no analyst receives another's partial rows
+          await client.exec({ query: 'SELECT 1' }).then(
+            (rs) => collect(rs.stream),
+            () => undefined,
+          );
+          throw err;
+        }
       };
       const result = tail.then(run, run);
       tail = result.catch(() => undefined);

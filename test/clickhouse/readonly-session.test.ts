@@ -14,7 +14,7 @@ beforeAll(async () => {
   db = await privateDb(DB);
   await db.command(`CREATE TABLE IF NOT EXISTS ${DB}.t (x UInt32) ENGINE = MergeTree ORDER BY x`);
   await db.command(`TRUNCATE TABLE ${DB}.t`);
-  session = await db.openReadOnlySession({ max_execution_time: 2, max_result_rows: 100, max_threads: 1 });
+  session = await db.openReadOnlySession({ max_execution_time: 2, max_result_rows: 1_000_000, max_threads: 1 });
   analyst = await openAnalystSql(db, {
     maxExecutionSeconds: 2,
     maxResultRows: 100,
@@ -53,7 +53,7 @@ describe("analysts' read-only session", () => {
     ]) {
       expect(await failure(session.exec(sql, { database: DB, format: 'TabSeparated' })), sql).toBe('164 READONLY');
     }
-    expect(await read(session, "SELECT getSetting('readonly'), getSetting('max_result_rows')")).toBe('1\t100');
+    expect(await read(session, "SELECT getSetting('readonly'), getSetting('max_result_rows')")).toBe('1\t1000000');
   });
 
   it("leaves the app's session writable and its settings untouched", async () => {
@@ -75,6 +75,16 @@ describe("analysts' read-only session", () => {
     order.push('app insert and read');
     await long;
     expect(order).toEqual(['app insert and read', 'analyst 159 TIMEOUT_EXCEEDED']);
+  });
+
+  it("never hands a failed query's partial output to the next statement", async () => {
+    // the engine writes the first blocks (65 505 rows each) before the throwIf in a later one fails
+    expect(
+      await failure(
+        session.exec('SELECT throwIf(number = 200000) FROM numbers(300000)', { database: DB, format: 'TabSeparated' }),
+      ),
+    ).toBe('395 FUNCTION_THROW_IF_VALUE_IS_NON_ZERO');
+    expect(await read(session, "SELECT 'next'")).toBe('next');
   });
 
   it('refuses, with the engine parser, what readonly=1 leaves open: KILL, USE, INTO OUTFILE, file(), two statements', async () => {
