@@ -7,7 +7,7 @@ import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
-import { createValueCodec, type ValueCodec } from '../../schemas/codec.ts';
+import { createValueCodec, type ValueCodec } from '../../services/common/kafka/codec.ts';
 import { type RequestEvent, requestEvent } from '../../schemas/requests.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { sql, stack } from '../helpers/stack.ts';
