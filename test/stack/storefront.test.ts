@@ -2,14 +2,24 @@
 // directory, headers on errors, sort orders from store config, autocomplete over the real trending
 // pipeline (request events → broker → requests processor → ClickHouse + agg:trending → in-process index),
 // and request events landing in Kafka.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
 import { ulid } from 'ulid';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
 import { createValueCodec, type ValueCodec } from '../../services/common/kafka/codec.ts';
 import { type RequestEvent, requestEvent } from '../../schemas/requests.ts';
 import { TOPICS } from '../../schemas/topics.ts';
+import { TopicCatalogSink } from '../../deploy/demo/catalog-sink.ts';
+import { generateDemoStore } from '../../deploy/demo/generator.ts';
+import { applyDemoConfig, replaySessions } from '../../deploy/demo/load.ts';
+import { loadConfig } from '../../services/common/config.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
+import { createLogger } from '../../services/common/logger.ts';
+import { createRedis } from '../../services/common/redis.ts';
+import { DEMO_SUGGEST_PREFIX, demoCurl } from '../../services/demo/module.ts';
 import { sql, stack } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
 
@@ -76,15 +86,16 @@ async function suggestions(token: string, query: string | null, headers: Record<
   };
 }
 
-async function pollUntil<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await fn();
-  while (!ok(last)) {
-    if (Date.now() > deadline) return last;
-    await new Promise((r) => setTimeout(r, 25));
-    last = await fn();
-  }
-  return last;
+/** the first answer that satisfies `ok`, asked again every 25 ms (vi.waitFor) until `timeoutMs` */
+function pollUntil<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs: number): Promise<T> {
+  return vi.waitFor(
+    async () => {
+      const v = await fn();
+      if (!ok(v)) throw new Error(`not yet: ${JSON.stringify(v)}`);
+      return v;
+    },
+    { timeout: timeoutMs, interval: 25 },
+  );
 }
 
 describe('authentication and headers', () => {
@@ -382,5 +393,72 @@ describe('request events', () => {
       result_count: 0,
     });
     expect(JSON.parse(found.context_json)).toMatchObject({ shoppingChannel: 'app' });
+  });
+});
+
+describe('the request `npm start` prints for the demo store', () => {
+  it("returns the demo store's trending query once its shoppers' sessions are replayed, run as printed", async () => {
+    const s = stack();
+    const log = createLogger('storefront-demo-curl-test', 'warn');
+    const config = loadConfig({
+      ...process.env,
+      ...s.env,
+      KAFKA_BROKERS: s.kafkaBrokers.join(','),
+      REDIS_URL: s.redisUrl,
+      SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
+      CLICKHOUSE_URL: '',
+    });
+    // a demo store of its own (any seed: every demo store plants its trending burst the same way)
+    const store = generateDemoStore({
+      seed: `curl-${process.pid}-${Date.now()}`,
+      products: 200,
+      sessions: 120,
+      imageBaseUrl: `${s.httpUrl}/demo/images`,
+    });
+    const burst = store.groundTruth.trending;
+    expect(burst.query.startsWith(DEMO_SUGGEST_PREFIX)).toBe(true);
+    const { storeId, token } = await createTestStore({ name: 'Demo Store (printed request)' });
+    const writer = testStoreWriter();
+    await applyDemoConfig(writer, storeId, store);
+    await waitForApp(writer);
+    const command = demoCurl(s.httpUrl, token);
+    const run = async () => {
+      const { stdout } = await promisify(execFile)('sh', ['-c', `${command} --silent --show-error --fail-with-body`]);
+      return JSON.parse(stdout) as { matchedQueries: string[]; normalizedQuery: string | null };
+    };
+    // before the sessions: a valid answer without suggestions
+    expect(await run()).toMatchObject({ matchedQueries: [], normalizedQuery: DEMO_SUGGEST_PREFIX });
+
+    // the burst sessions are the plan's last ones; the loader replays them as `npm start` does
+    const first = store.sessionCount - burst.sessions;
+    expect(store.session(first).kind).toBe('trending');
+    const redis = createRedis(config.redisUrl, { connectionName: 'storefront-demo-curl-test' });
+    const sink = new TopicCatalogSink({
+      kafka: createKafka(config.kafkaBrokers, 'storefront-demo-curl-test', log),
+      redis,
+      config,
+      logger: log,
+    });
+    try {
+      const stats = await replaySessions({
+        baseUrl: s.httpUrl,
+        token,
+        storeId,
+        store,
+        sink,
+        replayStartMs: Date.now(),
+        from: first,
+        concurrency: 4,
+        logger: log,
+      });
+      expect(stats.sessions).toBe(burst.sessions);
+      expect(stats.rejected).toBe(0);
+    } finally {
+      await sink.close();
+      redis.disconnect();
+    }
+    await expect
+      .poll(async () => (await run()).matchedQueries, { timeout: 20_000, interval: 100 })
+      .toContain(burst.query);
   });
 });
