@@ -136,6 +136,7 @@ export const ordersProcessor: Processor<Order> = {
         raw.push({
           store_id: o.store_id,
           ts: chTime(o.created_at),
+          updated_at: o.updated_at === null ? null : chTime(o.updated_at),
           order_id: o.order_id,
           line_no: i,
           product_id: li.product_id,
@@ -143,6 +144,7 @@ export const ordersProcessor: Processor<Order> = {
           quantity: li.quantity,
           price: li.price,
           line_total: fromMicros(toMicros(li.price) * BigInt(li.quantity)),
+          total_price: o.total_price,
           currency: o.currency,
           customer_id: o.customer_id,
           session_id: o.session_id ?? '',
@@ -159,6 +161,7 @@ export const ordersProcessor: Processor<Order> = {
         raw.push({
           store_id: o.store_id,
           ts: chTime(o.created_at),
+          updated_at: o.updated_at === null ? null : chTime(o.updated_at),
           order_id: o.order_id,
           line_no: i,
           product_id: 0,
@@ -166,6 +169,7 @@ export const ordersProcessor: Processor<Order> = {
           quantity: 0,
           price: '0',
           line_total: '0',
+          total_price: o.total_price,
           currency: o.currency,
           customer_id: o.customer_id,
           session_id: o.session_id ?? '',
