@@ -6,7 +6,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { createKafka, type Kafka } from '../services/common/kafka/index.ts';
+import { createLogger } from '../services/common/logger.ts';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const NODE = path.join(REPO, 'node_modules/.bin/node');
@@ -132,7 +133,9 @@ async function kcatRun(port: number, dir: string, total: number): Promise<number
 async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'broker-bench-'));
   const broker = await startBroker(path.join(dir, 'data'));
-  const kafka = new Kafka({ clientId: 'bench', brokers: [`127.0.0.1:${broker.port}`], logLevel: logLevel.NOTHING });
+  // the platform's kafkajs client (services/common/kafka): stock kafkajs polls every idle connection with a
+  // negative timer (Node's TimeoutNegativeWarning) and would take CPU from the broker it measures
+  const kafka = createKafka([`127.0.0.1:${broker.port}`], 'bench', createLogger('bench', 'silent'));
   const admin = kafka.admin();
   await admin.connect();
   await admin.createTopics({

@@ -7,6 +7,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../../services/common/config.ts';
+import { prettyLine, prettyLogs } from '../../services/common/logger.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -73,7 +74,12 @@ function which(cmd: string): string | undefined {
 }
 
 export async function startStack(config: Config, opts: StackOptions = {}): Promise<Stack> {
-  const output = opts.output ?? 'inherit';
+  // on a terminal the children's JSON log lines are shown readable (pino-pretty), one line each
+  let output = opts.output ?? 'inherit';
+  if (output === 'inherit' && prettyLogs(process.stdout, config.LOG_FORMAT)) {
+    const pretty = prettyLine(true);
+    output = (_component, line) => void process.stdout.write(pretty(line));
+  }
   const timeout = opts.startTimeoutMs ?? 60_000;
   const children: Record<string, ChildProcess> = {};
   const order: string[] = [];
@@ -88,6 +94,12 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
     const child = spawn(cmd, args, {
       cwd: ROOT,
       env,
+      // Redis and the broker in a process group of their own: a Ctrl-C on the terminal goes to the
+      // foreground group (the launcher and the app) only, so they are stopped by stop() below, after the
+      // app closed its consumers and producers, instead of at the same moment (the app's clients would
+      // then log connection errors while they close). The app stays in the launcher's group, and leaves
+      // when the launcher goes away (services/app/main.ts, 'disconnect').
+      detached: !ipc,
       stdio:
         output === 'inherit'
           ? ['ignore', 'inherit', 'inherit', ...(ipc ? ['ipc' as const] : [])]
@@ -112,6 +124,8 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
     });
     children[component] = child;
     order.push(component);
+    // a launcher that ends without stop() (an uncaught error, process.exit) takes the detached ones along
+    if (!ipc) process.once('exit', () => child.kill('SIGKILL'));
     return child;
   };
 

@@ -18,6 +18,8 @@ const bool = (fallback: boolean) =>
 
 export const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** log lines: `auto` = human-readable on a terminal, JSON otherwise; `json` always JSON; `pretty` always readable */
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   /** interface the local stack binds to */
   HOST: z.string().min(1).default('127.0.0.1'),
   /** root of all local state: broker log, chDB data, redis dump */

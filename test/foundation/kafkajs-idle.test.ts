@@ -1,8 +1,8 @@
 // kafkajs 2.2.4 re-arms its request queue's pending check every 1 ms on every open connection, busy or not
-// (services/common/kafka.ts, stopIdlePolling). With createKafka's scheduling, an idle connection arms
+// (services/common/kafka/kafkajs/swaps.ts, stopIdlePolling). With the adapter's scheduling, an idle connection arms
 // nothing, a pending or throttled request is still checked, and traffic through a real connection works.
 import { createRequire } from 'node:module';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIdempotentProducer, createKafka, kafkajsIdlePollingStopped } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { startTestBroker, type TestBroker } from '../broker/helpers/broker.ts';
@@ -50,8 +50,18 @@ describe('kafkajs request-queue polling', () => {
     if (cached) require.cache[queueId] = cached;
     expect(Own).not.toBe(Patched);
 
+    // not throttled (the throttle ended this very millisecond), nothing pending: kafkajs arms a check anyway.
+    // (Its default throttledUntil of -1 would arm it with a delay of -Date.now(): Node's
+    // TimeoutNegativeWarning, which this suite must not print.)
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now);
     const own = queue(Own);
-    own.checkPendingRequests();
+    own.throttledUntil = now;
+    try {
+      own.checkPendingRequests();
+    } finally {
+      clock.mockRestore();
+    }
     expect(own.throttleCheckTimeoutId).not.toBeNull();
     own.destroy();
 

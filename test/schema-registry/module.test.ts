@@ -3,7 +3,7 @@
 // readiness check and announced URL.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { platformTopics } from '../../services/common/kafka/codec.ts';
+import { ensureTopics, platformTopics, topicConfigs } from '../../services/common/kafka/index.ts';
 import type { AppContext } from '../../services/app/context.ts';
 import type { Check } from '../../services/app/health.ts';
 import { loadConfig } from '../../services/common/config.ts';
@@ -54,6 +54,8 @@ describe('schemaRegistryModule', () => {
       SCHEMA_REGISTRY_PORT: '0',
       KAFKA_TOPIC_PREFIX: 'mod-embedded.',
     });
+    // in the app the composer creates every topic before the modules start (services/app/topics.ts)
+    await ensureTopics(fx.kafka, topicConfigs(ctx.config, ['schemas']), ctx.logger);
     await schemaRegistryModule.start(ctx);
     try {
       expect(urls.schemaRegistry).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
