@@ -9,8 +9,18 @@
 //              item; compaction keeps the newest value per key.
 //
 // Payload fields are snake_case, as on the storefront wire (anchor_type, sort_index, …).
+import type { Schema } from 'avsc';
 import { z } from 'zod';
-import { normalizeQuery, numericGidRegex, STORE_ID_MESSAGE, STORE_ID_RE, toNumericId, ULID_RE } from './fields.ts';
+import { avroFromZod } from './avro/generate.ts';
+import {
+  MAX_TIME_MS,
+  normalizeQuery,
+  numericGidRegex,
+  STORE_ID_MESSAGE,
+  STORE_ID_RE,
+  toNumericId,
+  ULID_RE,
+} from './fields.ts';
 
 // ---------------------------------------------------------------------------------------------------
 // identifiers and shared pieces
@@ -633,31 +643,24 @@ export function parseConfigKey(key: string): { storeId: string; kind: string; it
 /** The decoded record value (the Avro envelope). */
 export const StoreConfigEnvelope = z.strictObject({
   store_id: StoreId,
-  kind: z.string().min(1),
+  kind: z.string().min(1).describe('store, access_token, market, sort_order, block, … (schemas/config.ts)'),
   item_id: z.string().min(1),
   /** ULID of this write (monotonic per writer) */
-  version: Ulid,
-  /** epoch milliseconds */
-  written_at: z.number().int(),
-  payload_json: z.string(),
+  version: Ulid.describe('ULID of the write'),
+  /** epoch milliseconds (Avro timestamp-millis) */
+  written_at: z.int().min(0).max(MAX_TIME_MS).meta({ avroLogicalType: 'timestamp-millis' }),
+  payload_json: z.string().describe('the payload of the kind, JSON, validated by schemas/config.ts'),
 });
 export type StoreConfigEnvelope = z.infer<typeof StoreConfigEnvelope>;
 
-/** Avro schema of the record value of `stores.config.v1` (subject `stores.config.v1-value`). */
-export const STORE_CONFIG_AVRO = {
-  type: 'record',
+/** Avro schema of the record value of `stores.config.v1` (subject `stores.config.v1-value`), generated
+ *  from `StoreConfigEnvelope`; the same layout as the hand-written schema it replaced (schemas/avro/
+ *  store-config.avsc, test/schemas/avro.test.ts). */
+export const STORE_CONFIG_AVRO: Schema = avroFromZod(StoreConfigEnvelope, {
   name: 'StoreConfigEvent',
   namespace: 'discovery.stores.config.v1',
   doc: 'One configuration item of a store; the key is store_id|kind|item_id; a null value deletes the item',
-  fields: [
-    { name: 'store_id', type: 'string' },
-    { name: 'kind', type: 'string', doc: 'store, access_token, market, sort_order, block, … (schemas/config.ts)' },
-    { name: 'item_id', type: 'string' },
-    { name: 'version', type: 'string', doc: 'ULID of the write' },
-    { name: 'written_at', type: { type: 'long', logicalType: 'timestamp-millis' } },
-    { name: 'payload_json', type: 'string', doc: 'the payload of the kind, JSON, validated by schemas/config.ts' },
-  ],
-} as const;
+});
 
 /** Validate a payload of a kind; returns issues with dotted field paths instead of throwing. */
 export function validateConfig<K extends ConfigKind>(

@@ -5,9 +5,16 @@ import { fileURLToPath } from 'node:url';
 
 export const AVSC_DIR = path.dirname(fileURLToPath(import.meta.url));
 
+/** one file per topic value schema (every key of TOPIC_VALUE_SCHEMAS in ./index.ts) */
 export const AVSC_FILES = {
   events: 'storefront-event.avsc',
   rejected: 'rejected-event.avsc',
   requests: 'request-event.avsc',
   orders: 'order.avsc',
+  products: 'catalog-product.avsc',
+  collections: 'catalog-collection.avsc',
+  content: 'catalog-content.avsc',
+  inventory: 'catalog-inventory-level.avsc',
+  pricing: 'catalog-pricing.avsc',
+  storeConfig: 'store-config.avsc',
 } as const;

@@ -3,7 +3,9 @@
 //   string → string · ISO datetime (z.iso.datetime) → long timestamp-millis · int32 → int · other
 //   integers → long · number → double · boolean → boolean · enum → string (symbols in the doc; strings
 //   evolve without breaking old readers) · array → array · object with fields → record ·
-//   record/unknown object → string with logicalType "json" · nullable → ["null", T] with default null.
+//   record/unknown object → string with logicalType "json" · nullable → ["null", T] with default null ·
+//   an integer with `.meta({ avroLogicalType: 'timestamp-millis' })` (epoch milliseconds kept as a number
+//   on the JS side) → long timestamp-millis.
 // Descriptions become `doc`. Field order is the zod shape order.
 import type { Schema } from 'avsc';
 import { z } from 'zod';
@@ -22,6 +24,8 @@ type JsonSchema = {
   description?: string;
   default?: unknown;
   $defs?: Record<string, JsonSchema>;
+  /** zod `.meta({ avroLogicalType })`: the logical type of an integer carried as an Avro long */
+  avroLogicalType?: 'timestamp-millis';
 };
 
 export interface AvroRecordOptions {
@@ -78,6 +82,7 @@ export function avroFromZod(schema: z.ZodType, opts: AvroRecordOptions): Schema 
             `avroFromZod: integer ${nameHint} must be bounded inside ±(2^53 - 1) to be encodable as an Avro long`,
           );
         }
+        if (s.avroLogicalType === 'timestamp-millis') return { type: 'long', logicalType: 'timestamp-millis' };
         return 'long';
       }
       case 'number':

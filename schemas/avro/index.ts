@@ -2,6 +2,7 @@
 // The registry subject of a topic is `<physical topic name>-value` (TopicNameStrategy).
 import type { Schema } from 'avsc';
 import { CATALOG_AVRO } from '../catalog.ts';
+import { STORE_CONFIG_AVRO } from '../config.ts';
 import { EnrichedEventSchema, RejectedEventSchema } from '../events.ts';
 import { OrderSchema } from '../orders.ts';
 import { RequestEventSchema } from '../requests.ts';
@@ -47,13 +48,23 @@ export const VALUE_SCHEMAS = {
 
 /**
  * The reader schema of every topic a stream processor consumes (streams/runtime/decoder.ts): the platform
- * value schemas above plus the catalog records (schemas/catalog.ts, registered by the catalog writer).
- * schemas/catalog.ts imports only ./generate.ts from this folder, so there is no import cycle.
+ * value schemas above plus the catalog records (schemas/catalog.ts, registered by the catalog writer) and
+ * the store configuration envelope (schemas/config.ts). schemas/catalog.ts and schemas/config.ts import
+ * only ./generate.ts from this folder, so there is no import cycle.
  */
 export const READER_SCHEMAS = {
   ...VALUE_SCHEMAS,
   ...CATALOG_AVRO,
+  storeConfig: STORE_CONFIG_AVRO,
 } as const satisfies Partial<Record<TopicKey, Schema>>;
+
+/**
+ * Every topic's value schema, each generated from its zod schema: the platform topics, the five catalog
+ * topics (schemas/catalog.ts) and the store configuration (schemas/config.ts). Committed as .avsc files
+ * (./files.ts) and held BACKWARD-compatible with them by write-avsc.ts and test/schemas/avro.test.ts.
+ */
+export const TOPIC_VALUE_SCHEMAS = READER_SCHEMAS;
+export type ValueSchemaKey = keyof typeof TOPIC_VALUE_SCHEMAS;
 
 /** The registry subject of a topic's values (TopicNameStrategy). */
 export function valueSubject(topic: string): string {

@@ -5,12 +5,12 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import avro from 'avsc';
 import { AVSC_DIR, AVSC_FILES } from './files.ts';
-import { VALUE_SCHEMAS } from './index.ts';
+import { TOPIC_VALUE_SCHEMAS } from './index.ts';
 
 let failed = false;
 for (const [key, file] of Object.entries(AVSC_FILES)) {
   const target = path.join(AVSC_DIR, file);
-  const generated = VALUE_SCHEMAS[key as keyof typeof VALUE_SCHEMAS];
+  const generated = TOPIC_VALUE_SCHEMAS[key as keyof typeof TOPIC_VALUE_SCHEMAS];
   if (existsSync(target)) {
     const committed = JSON.parse(readFileSync(target, 'utf8'));
     try {
