@@ -12,8 +12,9 @@
 //               field paths; by the route's body schema when it declares one) and normalized once into
 //               `req.storefront.context` (403 for B2B scope without a customer of the location's company)
 //   onResponse  one request event per request through the emitter (never delays the response)
-//   errors      one error handler, one JSON body for every 4xx/5xx:
-//               { error: { code, message, fields: [{ path, message }] } }
+//   errors      one error handler renders every refusal (the frame's own, raised as StorefrontError
+//               through the hooks' `done`; the routes' schema validation; what handlers throw; Fastify's
+//               parser errors) as one JSON body: { error: { code, message, fields: [{ path, message }] } }
 //
 // Endpoints declare `config: { kind }` (the request event kind, schemas/requests.ts) or
 // `config: { public: true }` (no token: the OpenAPI document), and fill `req.storefront.event` with what
@@ -206,7 +207,7 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
     const result = auth.authenticate(header(req, 'x-storefront-access-token'));
     if (!result.ok) {
       refusals.inc({ code: result.code });
-      sendError(reply, new StorefrontError(result.status, result.code, result.message));
+      done(new StorefrontError(result.status, result.code, result.message));
       return;
     }
     const store = result.store;
@@ -237,8 +238,7 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
     if (!limit.allowed) {
       const seconds = Math.max(1, Math.ceil(limit.retryAfterMs / 1000));
       refusals.inc({ code: 'rate_limited' });
-      sendError(
-        reply,
+      done(
         new StorefrontError(
           429,
           'rate_limited',
@@ -273,8 +273,7 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
     const raw = req.body;
     if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw))) {
       const got = raw === null ? 'null' : Array.isArray(raw) ? 'array' : typeof raw;
-      sendError(
-        reply,
+      done(
         new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', [
           { path: '', message: `expected a JSON object, received ${got}` },
         ]),
@@ -297,10 +296,7 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
         : ContextSchema.safeParse(body.context);
     if (!context.success) fields.push(...validationError(context.error, 'context').fields);
     if (fields.length > 0) {
-      sendError(
-        reply,
-        new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', fields),
-      );
+      done(new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', fields));
       return;
     }
     const result = normalizeContext(sf.view, identity.data, context.data, {
@@ -310,10 +306,7 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
       deviceType: sf.deviceType,
     });
     if (!result.ok) {
-      sendError(
-        reply,
-        new StorefrontError(403, result.code, result.message, [{ path: result.path, message: result.message }]),
-      );
+      done(new StorefrontError(403, result.code, result.message, [{ path: result.path, message: result.message }]));
       return;
     }
     sf.context = result.context;
