@@ -1,7 +1,10 @@
 // The analysts' read-only session over chDB: a session of its own on the app's data directory. It sees the
 // app's rows, the engine refuses its writes (readonly=1), and nothing of it reaches the app's session.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, ReadOnlySession } from '../../clickhouse/client.ts';
+import { migrate } from '../../clickhouse/migrate.ts';
 import { type AnalystSql, openAnalystSql } from '../../clickhouse/readonly.ts';
 import { privateDb } from '../helpers/chdb.ts';
 
@@ -17,7 +20,7 @@ beforeAll(async () => {
   session = await db.openReadOnlySession({ max_execution_time: 2, max_result_rows: 1_000_000, max_threads: 1 });
   analyst = await openAnalystSql(db, {
     maxExecutionSeconds: 2,
-    maxResultRows: 100,
+    maxResultRows: 10_000,
     maxResultBytes: 1e8,
     maxThreads: 1,
   });
@@ -102,5 +105,31 @@ describe("analysts' read-only session", () => {
     expect((await analyst.run('SELECT currentDatabase()', { ...opts, database: 'system' })).toString()).toBe(
       'system\n',
     );
+  });
+
+  it("runs every docs/analytics.md example under the analysts' limits", async () => {
+    const docsDb = `docs_ro_${Date.now()}`;
+    const app = await privateDb(docsDb);
+    try {
+      await migrate(app);
+      const text = readFileSync(path.resolve(import.meta.dirname, '../../docs/analytics.md'), 'utf8');
+      const statements = [...text.matchAll(/```sql\n([\s\S]*?)```/g)].flatMap((m) =>
+        m[1]
+          .replace(/--.*$/gm, '')
+          .split(/;\s*(?:\n|$)/)
+          .map((s) => s.trim())
+          .filter(Boolean),
+      );
+      expect(statements.length).toBeGreaterThan(15);
+      const failures: string[] = [];
+      for (const sql of statements) {
+        await analyst
+          .run(sql, { database: docsDb, format: 'JSONEachRow', params: { store: 'docs_store' } })
+          .catch((e: Error) => failures.push(`${sql.slice(0, 100)} → ${e.message.split('\n')[0]}`));
+      }
+      expect(failures).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 });

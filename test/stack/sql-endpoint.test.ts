@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stack } from '../helpers/stack.ts';
 
@@ -126,6 +127,19 @@ describe("analysts' SQL endpoint", () => {
     const s = await get('SELECT FROM WHERE');
     expect(s.status).toBe(400);
     expect(await s.text()).toMatch(/^Code: 62\. DB::Exception:.*\(SYNTAX_ERROR\)/);
+  });
+
+  it("answers the README's analyst examples", async () => {
+    const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## For analysts'), readme.indexOf('## Documentation'));
+    const examples = [
+      ...section.matchAll(/curl '(http:\/\/127\.0\.0\.1:8123\/[^']*)'(?: --data-binary \\\n\s*'([^']*)')?/g),
+    ];
+    expect(examples.length).toBeGreaterThanOrEqual(2);
+    for (const [, target, body] of examples) {
+      const r = await fetch(target.replace('http://127.0.0.1:8123', url()), body ? { method: 'POST', body } : {});
+      expect(r.status, `${target} ${body ?? ''}: ${await r.clone().text()}`).toBe(200);
+    }
   });
 
   it('serves @clickhouse/client running in another process', () => {
