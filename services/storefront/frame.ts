@@ -46,6 +46,8 @@ export interface StorefrontRequestState {
   event: Partial<RequestEvent>;
   /** no `identity` and no `context` were sent: the context is the store's default for the signals */
   bodyless: boolean;
+  /** the preHandler ran (false when the route's schema validation refused the request before it) */
+  preHandled: boolean;
   receivedAt: number;
   startedNs: bigint;
 }
@@ -260,15 +262,31 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
       context: null as unknown as RequestContext,
       event: {},
       bodyless: true,
+      preHandled: false,
       receivedAt,
       startedNs,
     };
     done();
   }
 
+  function resolveContext(
+    req: FastifyRequest,
+    sf: StorefrontRequestState,
+    identity: IdentityInput | undefined,
+    context: ContextInput | undefined,
+  ) {
+    return normalizeContext(sf.view, identity, context, {
+      requestedWith: header(req, 'x-requested-with'),
+      userAgent: header(req, 'user-agent'),
+      detectedCountry: context?.geo?.country ? null : detectCountry(req, sf.clientIp, trustedProxies),
+      deviceType: sf.deviceType,
+    });
+  }
+
   app.addHook('preHandler', (req, reply, done) => {
     const sf = req.storefront;
     if (!sf) return done();
+    sf.preHandled = true;
     // GET endpoints have no body (undefined); a JSON body must be an object
     const raw = req.body;
     if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw))) {
@@ -299,12 +317,7 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
       done(new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', fields));
       return;
     }
-    const result = normalizeContext(sf.view, identity.data, context.data, {
-      requestedWith: header(req, 'x-requested-with'),
-      userAgent: header(req, 'user-agent'),
-      detectedCountry: context.data?.geo?.country ? null : detectCountry(req, sf.clientIp, trustedProxies),
-      deviceType: sf.deviceType,
-    });
+    const result = resolveContext(req, sf, identity.data, context.data);
     if (!result.ok) {
       done(new StorefrontError(403, result.code, result.message, [{ path: result.path, message: result.message }]));
       return;
@@ -319,6 +332,12 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
     const sf = req.storefront;
     const kind = req.routeOptions.config?.kind;
     if (sf && kind && opts.emit) {
+      // refused by the route's schema before the preHandler: the event carries the context the request's
+      // signals give (geo, channel, device), as a bodyless request's would
+      if (!sf.preHandled) {
+        const r = resolveContext(req, sf, undefined, undefined);
+        if (r.ok) sf.context = r.context;
+      }
       try {
         opts.emit(buildRequestEvent(req, reply, sf, kind));
       } catch (err) {

@@ -1,7 +1,7 @@
 // The storefront frame on its own (real plugin, real redis-server, in-memory store directory): auth
 // statuses, the error body for every kind of bad input, B2B authorization, rate limiting, request events.
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { AuthCache } from '../../services/storefront/frame.ts';
@@ -289,6 +289,19 @@ describe('request events', () => {
       geo_country: 'DE',
       shopping_channel: 'web',
     });
+    expect(JSON.parse(e.context_json)).toMatchObject({ shoppingChannel: 'web', productsInCart: [] });
+  });
+
+  it('a request refused by the route schema (422) still gets its event, with the context its signals give', async () => {
+    const r = await h.app.inject({
+      method: 'GET',
+      url: `${BASE}/search/complete?query=${'a'.repeat(256)}`,
+      headers: { 'x-storefront-access-token': token, 'x-country-code': 'de' },
+    });
+    expect(r.statusCode).toBe(422);
+    await vi.waitFor(() => expect(h.events.some((e) => e.request_id === r.headers['x-request-id'])).toBe(true));
+    const e = h.events.find((x) => x.request_id === r.headers['x-request-id'])!;
+    expect(e).toMatchObject({ kind: 'autocomplete', status_code: 422, geo_country: 'DE', shopping_channel: 'web' });
     expect(JSON.parse(e.context_json)).toMatchObject({ shoppingChannel: 'web', productsInCart: [] });
   });
 
