@@ -2,8 +2,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
+import { createKafka, type Kafka } from '../../services/common/kafka/index.ts';
 import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import { type RunningSchemaRegistry, startSchemaRegistry } from '../../services/schema-registry/index.ts';
 
@@ -33,7 +33,8 @@ export async function startRegistryFixture(topic = '_schemas'): Promise<Registry
   let broker = await start(0);
   const port = broker.port;
   const brokers = [`127.0.0.1:${port}`];
-  const kafka = new Kafka({ clientId: 'sr-test', brokers, logLevel: logLevel.NOTHING });
+  // kafkajs' own connection timeout and retries (the fixture restarts the broker under the registry)
+  const kafka = createKafka(brokers, 'sr-test', pino({ level: 'silent' }), { connectionTimeout: 1_000, retry: {} });
   const started: RunningSchemaRegistry[] = [];
   const startRegistry = async () => {
     const r = await startSchemaRegistry({ kafka, topic, port: 0, logger: quiet });

@@ -3,9 +3,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createKafka } from '../../services/common/kafka/index.ts';
 import { startBroker } from '../../services/kafka-broker/index.ts';
 import { type RunningSchemaRegistry, startSchemaRegistry } from '../../services/schema-registry/index.ts';
 import { sr } from './fixture.ts';
@@ -23,10 +23,8 @@ describe('schema registry during a Kafka outage', () => {
     const broker = await startBroker({ port: 0, dataDir, logger: quiet, groupOptions: { initialRebalanceDelayMs: 0 } });
     const port = broker.port;
     const kafka = () =>
-      new Kafka({
-        clientId: 'sr-outage',
-        brokers: [`127.0.0.1:${port}`],
-        logLevel: logLevel.NOTHING,
+      createKafka([`127.0.0.1:${port}`], 'sr-outage', quiet, {
+        connectionTimeout: 1_000,
         retry: { retries: 2, maxRetryTime: 500 },
       });
     const first = await startSchemaRegistry({

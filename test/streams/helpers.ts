@@ -5,7 +5,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Kafka, logLevel, type Producer } from 'kafkajs';
 import pino from 'pino';
 import { ulid } from 'ulid';
 import { ensureRedisServer, freePorts, tcpOpen } from '../../deploy/local/stack.ts';
@@ -15,6 +14,7 @@ import type { RequestEvent } from '../../schemas/requests.ts';
 import { requestEvent } from '../../schemas/requests.ts';
 import { createValueCodec, registerPlatformSchemas, type ValueCodec } from '../../services/common/kafka/codec.ts';
 import { TOPICS } from '../../schemas/topics.ts';
+import { createKafka, type Kafka, type Producer } from '../../services/common/kafka/index.ts';
 import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import { startSchemaRegistry, type RunningSchemaRegistry } from '../../services/schema-registry/index.ts';
 
@@ -57,7 +57,11 @@ export async function startInfra(opts: { prefix?: string } = {}): Promise<Infra>
     groupOptions: { initialRebalanceDelayMs: 50 },
   });
   const brokers = [`127.0.0.1:${broker.port}`];
-  const kafka = new Kafka({ clientId: 'streams-test', brokers, logLevel: logLevel.NOTHING });
+  // kafkajs' own connection timeout and retries (fault suites restart the broker under the processors)
+  const kafka = createKafka(brokers, 'streams-test', pino({ level: 'silent' }), {
+    connectionTimeout: 1_000,
+    retry: {},
+  });
   const prefix = opts.prefix ?? `t${ulid().slice(-8).toLowerCase()}.`;
   const registry: RunningSchemaRegistry = await startSchemaRegistry({
     kafka,

@@ -19,6 +19,14 @@ import { type HashedMessage, keyHash } from '../murmur2.ts';
 import type { TopicConfig } from '../topics.ts';
 import { reportSwaps } from './swaps.ts';
 
+/**
+ * kafkajs warnings about choices made on purpose, logged at debug: the intake, the request events and
+ * the catalog writer bound their idempotent producers' retries so that a request answers 503 within its
+ * timeout instead of waiting forever (a duplicate from a retried request is dropped downstream by event
+ * id or key), and kafkajs warns about that once per producer.
+ */
+const EXPECTED_WARNINGS = /^Limiting retries for the idempotent producer/;
+
 export function createKafka(
   brokers: string[],
   clientId: string,
@@ -39,7 +47,7 @@ export function createKafka(
         const { message, ...rest } = log;
         const fields = { kafkajs: namespace, ...rest };
         if (level <= logLevel.ERROR) logger.error(fields, message);
-        else if (level === logLevel.WARN) logger.warn(fields, message);
+        else if (level === logLevel.WARN && !EXPECTED_WARNINGS.test(message)) logger.warn(fields, message);
         else logger.debug(fields, message);
       },
     ...extra,

@@ -13,7 +13,6 @@ import { createRequire } from 'node:module';
 import { isMainThread } from 'node:worker_threads';
 import { crc32c } from '@node-rs/crc32';
 import type { Logger } from '../../logger.ts';
-import { gauge } from '../../metrics.ts';
 import {
   fastRecordBatch,
   fastRecordDecoder,
@@ -217,17 +216,22 @@ export function swapStatus(): Record<SwapName, boolean> {
   return out;
 }
 
-const swapGauge = gauge(
-  'kafkajs_swap_active',
-  'Whether a kafkajs internal-module swap holds (1) or fell back to kafkajs (0)',
-  ['swap'],
-);
 let reported = false;
 
 /** Once per process: one info line naming the swaps that hold (a warning when one fell back), and the gauge. */
 export function reportSwaps(logger: Logger): void {
   const status = swapStatus();
-  for (const [swap, holds] of Object.entries(status)) swapGauge.set({ swap }, holds ? 1 : 0);
+  // the gauge lives in the main thread's registry (/metrics); a worker thread does not load prom-client for it
+  if (isMainThread) {
+    void import('../../metrics.ts').then(({ gauge }) => {
+      const g = gauge(
+        'kafkajs_swap_active',
+        "Whether a kafkajs internal-module swap holds (1) or fell back to kafkajs' own code (0)",
+        ['swap'],
+      );
+      for (const [swap, holds] of Object.entries(status)) g.set({ swap }, holds ? 1 : 0);
+    });
+  }
   if (reported) return;
   reported = true;
   const fellBack = Object.entries(status)
