@@ -37,7 +37,8 @@ import { createKafka } from '../services/common/kafka/index.ts';
 import { createLogger } from '../services/common/logger.ts';
 import { openConfigWriter } from '../services/store-config/writer.ts';
 import { AutocompleteIndex } from '../services/storefront/autocomplete/index.ts';
-import { publishTrending, TRENDING_CHANNEL } from '../streams/trending/notify.ts';
+import { TRENDING_CHANNEL } from '../schemas/channels.ts';
+import { publishTrending } from '../streams/trending/notify.ts';
 
 // autocannon ships no type declarations; the part used here
 interface CannonResult {

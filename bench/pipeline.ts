@@ -20,7 +20,7 @@ import { createRedis } from '../services/common/redis.ts';
 import { selectProcessors } from '../streams/registry.ts';
 import { runReplay } from '../streams/replay/replay.ts';
 import { startStreams } from '../streams/service.ts';
-import { parseTrendingMessage, TRENDING_CHANNEL } from '../streams/trending/notify.ts';
+import { parseTrendingMessage, TRENDING_CHANNEL } from '../schemas/channels.ts';
 import { enrichedEvent, produce, searchRequest, startInfra, waitCaughtUp } from '../test/streams/helpers.ts';
 import { generateScenario } from '../test/streams/scenario.ts';
 

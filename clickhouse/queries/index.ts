@@ -6,9 +6,11 @@ export { bestSellers, productPopularity, trendingProducts, type BestSeller, type
 export { relatedProducts, type RelatedOptions, type RelatedProduct, type RelatedStrategy } from './related.ts';
 export { searchesServed, searchesServedDaily } from './searches.ts';
 export {
-  trendingCells,
+  loadTrendingCells,
+  trendingCellsOf,
   trendingQueries,
-  type TrendingCell,
+  trendingStores,
+  type TrendingKey,
   type TrendingOptions,
   type TrendingQuery,
 } from './trending.ts';

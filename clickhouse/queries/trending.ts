@@ -7,6 +7,7 @@
 // where effectiveHours = ∫ of the decay over the recent window, and a query needs at least `minVoters`
 // votes in the recent window. A steady best-seller query scores ≈ 1, a new surge scores high.
 import type { Db } from '../client.ts';
+import type { TrendingCell } from '../../schemas/channels.ts';
 import { normalizeQuery } from '../../schemas/fields.ts';
 import { chNow, clampInt } from './common.ts';
 
@@ -118,38 +119,74 @@ export async function trendingQueries(db: Db, opts: TrendingOptions): Promise<Tr
   }));
 }
 
-export interface TrendingCell {
-  store_id: string;
-  country: string;
-  query: string;
-  /** ISO 8601 UTC hour */
-  bucket: string;
-  votes: number;
+// ------------------------------------------------------------------------------------------------
+// Trending cells: the one loader of the view `trending_queries` in the shape of the `agg:trending`
+// messages (schemas/channels.ts), for the read API's autocomplete feed (full loads) and the processors'
+// notifications (the current votes of the cells a chunk touched). The hour is selected as `bucket_s`: an
+// alias named like the column would shadow it in WHERE.
+
+/** A cell's identity: store, country, normalized query and hour (ISO, as in TrendingCell). */
+export type TrendingKey = Pick<TrendingCell, 'store_id' | 'country' | 'query' | 'bucket'>;
+
+const CELLS_SQL = (where: string) =>
+  `SELECT store_id, country, query, toString(bucket) AS bucket_s, uniqExactMerge(voters) AS votes
+   FROM trending_queries
+   WHERE ${where}
+   GROUP BY store_id, country, query, bucket
+   HAVING votes > 0
+   ORDER BY store_id, country, query, bucket`;
+
+type CellRow = { store_id: string; country: string; query: string; bucket_s: string; votes: string | number };
+const toCell = (r: CellRow): TrendingCell => ({
+  store_id: r.store_id,
+  country: r.country,
+  query: r.query,
+  bucket: `${r.bucket_s.replace(' ', 'T')}.000Z`,
+  votes: Number(r.votes),
+});
+/** ISO hour → ClickHouse DateTime text */
+const chHour = (iso: string) => iso.slice(0, 19).replace('T', ' ');
+
+/** The stores with trending cells at or after `sinceMs`. */
+export async function trendingStores(db: Db, sinceMs: number): Promise<string[]> {
+  const rows = await db.query<{ store_id: string }>(
+    `SELECT DISTINCT store_id FROM trending_queries WHERE bucket >= toDateTime({since:UInt32}, 'UTC') ORDER BY store_id`,
+    { since: Math.floor(sinceMs / 1000) },
+  );
+  return rows.map((r) => r.store_id);
 }
 
 /**
- * The full trending state since `sinceHours` ago, in the shape of the `agg:trending` deltas
- * (streams/trending/notify.ts): what the read API loads at start before applying deltas.
- * `storeId` limits it to one store.
+ * Every trending cell with an hour at or after `sinceMs`: of one store, or of every store, one query per
+ * store (scoped by `store_id` first, the table's primary key; the engine's single query slot is released
+ * between stores).
  */
-export async function trendingCells(
-  db: Db,
-  opts: { sinceHours?: number; storeId?: string; now?: Date } = {},
-): Promise<TrendingCell[]> {
-  const rows = await db.query<{ store_id: string; country: string; query: string; hour: string; votes: string }>(
-    `SELECT store_id, country, query, toString(bucket) AS hour, uniqExactMerge(voters) AS votes
-     FROM trending_queries
-     WHERE ({store:String} = '' OR store_id = {store:String})
-       AND bucket >= toDateTime({now:String}, 'UTC') - toIntervalHour({since:UInt32})
-     GROUP BY store_id, country, query, hour
-     ORDER BY store_id, country, query, hour`,
-    { store: opts.storeId ?? '', now: chNow(opts.now), since: clampInt(opts.sinceHours, 1, 24 * 90, 24 * 8) },
+export async function loadTrendingCells(db: Db, opts: { sinceMs: number; storeId?: string }): Promise<TrendingCell[]> {
+  const since = Math.floor(opts.sinceMs / 1000);
+  const out: TrendingCell[] = [];
+  for (const store of opts.storeId === undefined ? await trendingStores(db, opts.sinceMs) : [opts.storeId]) {
+    const rows = await db.query<CellRow>(
+      CELLS_SQL(`store_id = {store:String} AND bucket >= toDateTime({since:UInt32}, 'UTC')`),
+      { store, since },
+    );
+    for (const r of rows) out.push(toCell(r));
+  }
+  return out;
+}
+
+/** The current votes of the given cells (those with votes; a key with none is left out). */
+export async function trendingCellsOf(db: Db, keys: readonly TrendingKey[]): Promise<TrendingCell[]> {
+  if (keys.length === 0) return [];
+  const wanted = new Set(keys.map((k) => `${k.store_id}|${k.country}|${k.query}|${k.bucket}`));
+  const rows = await db.query<CellRow>(
+    CELLS_SQL(
+      "store_id IN {stores:Array(String)} AND bucket IN {buckets:Array(DateTime('UTC'))} AND query IN {queries:Array(String)}",
+    ),
+    {
+      stores: [...new Set(keys.map((k) => k.store_id))],
+      buckets: [...new Set(keys.map((k) => chHour(k.bucket)))],
+      queries: [...new Set(keys.map((k) => k.query))],
+    },
   );
-  return rows.map((r) => ({
-    store_id: r.store_id,
-    country: r.country,
-    query: r.query,
-    bucket: `${r.hour.replace(' ', 'T')}.000Z`,
-    votes: Number(r.votes),
-  }));
+  return rows.map(toCell).filter((c) => wanted.has(`${c.store_id}|${c.country}|${c.query}|${c.bucket}`));
 }

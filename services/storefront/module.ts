@@ -14,10 +14,10 @@ import { createRequestEventEmitter } from './request-events.ts';
 import { storeDirectory } from '../store-config/module.ts';
 import { TrendingFeed } from './autocomplete/feed.ts';
 import { AutocompleteIndex } from './autocomplete/index.ts';
-import { loadTrendingCells } from './autocomplete/load.ts';
 import { STOREFRONT_PREFIX, storefrontPlugin } from './plugin.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { StoreViews } from './store-view.ts';
+import { loadTrendingCells } from '../../clickhouse/queries/trending.ts';
 
 export const storefrontModule: AppModule = {
   name: 'storefront',
@@ -40,7 +40,7 @@ export const storefrontModule: AppModule = {
     subscriber.on('error', (err) => log.warn({ err: err.message }, 'trending subscriber: redis error'));
     const feed = new TrendingFeed({
       index,
-      loadCells: (since) => loadTrendingCells(ctx.db, since),
+      loadCells: (sinceMs) => loadTrendingCells(ctx.db, { sinceMs }),
       subscriber,
       logger: log,
       refreshMs: config.AUTOCOMPLETE_REFRESH_MS,

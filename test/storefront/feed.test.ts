@@ -7,7 +7,7 @@ import { migrate } from '../../clickhouse/migrate.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { TrendingFeed } from '../../services/storefront/autocomplete/feed.ts';
 import { AutocompleteIndex } from '../../services/storefront/autocomplete/index.ts';
-import { loadTrendingCells } from '../../services/storefront/autocomplete/load.ts';
+import { loadTrendingCells } from '../../clickhouse/queries/trending.ts';
 import { publishTrending } from '../../streams/trending/notify.ts';
 import { privateDb } from '../helpers/chdb.ts';
 import { type RedisServer, startRedis } from './harness.ts';
@@ -58,7 +58,7 @@ beforeAll(async () => {
   await cell(STORE, 'US', 'ancient fad', now - 10 * 24 * HOUR, 50);
   feed = new TrendingFeed({
     index,
-    loadCells: (since) => loadTrendingCells(db, since),
+    loadCells: (sinceMs) => loadTrendingCells(db, { sinceMs }),
     subscriber: new Redis(redis.url),
     logger: createLogger('feed-test', 'silent'),
     refreshMs: 60_000,

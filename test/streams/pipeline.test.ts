@@ -15,7 +15,7 @@ import {
   searchedThenPurchased,
   searchedThenViewed,
   searchesServed,
-  trendingCells,
+  loadTrendingCells,
   trendingProducts,
   trendingQueries,
 } from '../../clickhouse/queries/index.ts';
@@ -27,7 +27,7 @@ import { createRedis } from '../../services/common/redis.ts';
 import { selectProcessors } from '../../streams/registry.ts';
 import { type ReplayEvent, runReplay } from '../../streams/replay/replay.ts';
 import { applyRetention, type Streams, startStreams } from '../../streams/service.ts';
-import { parseTrendingMessage, TRENDING_CHANNEL, type TrendingDelta } from '../../streams/trending/notify.ts';
+import { parseTrendingMessage, TRENDING_CHANNEL, type TrendingCell } from '../../schemas/channels.ts';
 import { privateDb } from '../helpers/chdb.ts';
 import {
   enrichedEvent,
@@ -220,7 +220,7 @@ describe('stream processors in process', () => {
   it('publishes changed trending cells with their current votes on agg:trending, and ranks the uptick', async () => {
     const store = `trend_${ulid()}`;
     const sub = createRedis(infra.redisUrl);
-    const got: TrendingDelta[] = [];
+    const got: TrendingCell[] = [];
     await sub.subscribe(TRENDING_CHANNEL);
     sub.on('message', (_ch, msg) => got.push(...parseTrendingMessage(msg).filter((d) => d.store_id === store)));
     try {
@@ -312,7 +312,7 @@ describe('stream processors in process', () => {
       // other stores see nothing of this one
       expect(await trendingQueries(db, { storeId: `${store}_other`, now })).toEqual([]);
 
-      const cells = await trendingCells(db, { storeId: store, sinceHours: 24 * 7 });
+      const cells = await loadTrendingCells(db, { storeId: store, sinceMs: Date.now() - 24 * 7 * 3_600_000 });
       expect(cells).toContainEqual({ store_id: store, country: 'US', query: 'red dress', bucket, votes: 1 });
       expect(await searchesServed(db, { storeId: store })).toBe(String(reqs.length));
     } finally {

@@ -19,26 +19,12 @@
 // AUTOCOMPLETE_REFRESH_MS (default 60 s) plus one load.
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../common/logger.ts';
-import {
-  parseTrendingMessage,
-  TRENDING_CHANNEL,
-  type TrendingDelta as CellMessage,
-} from '../../../streams/trending/notify.ts';
+import { parseTrendingMessage, TRENDING_CHANNEL, type TrendingCell } from '../../../schemas/channels.ts';
 import type { AutocompleteIndex, TrendingDelta, TrendingRow } from './index.ts';
-
-export interface TrendingCell {
-  store_id: string;
-  /** '' = unknown */
-  country: string;
-  query: string;
-  /** hour bucket start, UTC, epoch ms */
-  bucketMs: number;
-  votes: number;
-}
 
 export interface TrendingFeedOptions {
   index: AutocompleteIndex;
-  /** every cell with a bucket at or after `sinceMs` */
+  /** every cell with a bucket at or after `sinceMs` (clickhouse/queries/trending.ts loadTrendingCells) */
   loadCells(sinceMs: number): Promise<TrendingCell[]>;
   /** a dedicated connection (a subscribed ioredis client cannot run other commands) */
   subscriber: Redis;
@@ -57,7 +43,7 @@ export class TrendingFeed {
   private readonly o: Required<Omit<TrendingFeedOptions, 'now'>> & { now: () => number };
   /** store → cell key → votes */
   private cells = new Map<string, Map<string, number>>();
-  private held: CellMessage[][] | null = null;
+  private held: TrendingCell[][] | null = null;
   private timer: NodeJS.Timeout | undefined;
   private loading: Promise<void> | null = null;
   private stopped = false;
@@ -77,7 +63,7 @@ export class TrendingFeed {
     if (this.stopped) return;
     sub.on('message', (channel: string, text: string) => {
       if (channel !== TRENDING_CHANNEL) return;
-      let msg: CellMessage[];
+      let msg: TrendingCell[];
       try {
         msg = parseTrendingMessage(text);
       } catch (err) {
@@ -129,7 +115,7 @@ export class TrendingFeed {
         for (const r of rows) {
           let m = cells.get(r.store_id);
           if (!m) cells.set(r.store_id, (m = new Map()));
-          m.set(cellKey(r.country, r.query, r.bucketMs), r.votes);
+          m.set(cellKey(r.country, r.query, Date.parse(r.bucket)), r.votes);
         }
         this.cells = cells;
         const index = this.o.index;
@@ -180,7 +166,7 @@ export class TrendingFeed {
     return { storeWide: rows(storeWide), byCountry: Object.fromEntries([...byCountry].map(([c, x]) => [c, rows(x)])) };
   }
 
-  private apply(msg: CellMessage[]): void {
+  private apply(msg: TrendingCell[]): void {
     const byStore = new Map<string, TrendingDelta[]>();
     for (const d of msg) {
       const bucketMs = Date.parse(d.bucket);
