@@ -57,6 +57,7 @@ describe("analysts' SQL endpoint", () => {
       "SELECT * FROM schema_migrations AS m JOIN (SELECT 1 AS version FROM url('http://127.0.0.1:9/x', 'LineAsString')) AS u USING version",
       "SELECT * FROM remote('127.0.0.1:9', system.one)",
       "SELECT 1 INTO OUTFILE '/tmp/sd-analyst-outfile.txt'",
+      "SHOW TABLES INTO OUTFILE '/tmp/sd-analyst-outfile.txt'",
       // settings cannot be lifted
       'SELECT 1 SETTINGS readonly = 0',
       'SELECT count() FROM numbers(10) SETTINGS max_execution_time = 0',
@@ -102,6 +103,7 @@ describe("analysts' SQL endpoint", () => {
       ['EXISTS TABLE discovery.schema_migrations', /^1\n$/],
       ['SELECT sum(number) FROM numbers(10)', /^45\n$/],
       ["SELECT getSetting('readonly')", /^1\n$/],
+      ["SELECT 'INTO OUTFILE' AS `file()`", /^INTO OUTFILE\n$/],
     ];
     for (const [q, expected] of reads) {
       const r = await post(q);
