@@ -16,10 +16,7 @@ import {
   toTimestampMs,
   toUlid,
   toUlidOrUuid,
-  ULID_RE,
 } from './fields.ts';
-
-export { ULID_RE };
 
 // ------------------------------------------------------------------------------------------------
 // Field types shared by the event, request and order contracts. Each accepts what a storefront or a

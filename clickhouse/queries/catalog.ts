@@ -6,6 +6,7 @@
 // (BigInt values, so ids above 2^53 stay exact), which lets the primary key prune. These run on chDB's single query slot: hot paths should keep in-process indexes
 // built from `allProducts` and refreshed when `catalogFingerprint` changes.
 import type { Db } from '../client.ts';
+import { toNumericId } from '../../schemas/fields.ts';
 
 export interface VariantView {
   id: string;
@@ -653,8 +654,8 @@ export async function b2bCatalogsForLocation(
   storeId: string,
   companyLocationId: string,
 ): Promise<B2bCatalogView[]> {
-  const id = /(\d{1,20})$/.exec(companyLocationId)?.[1];
-  if (!id) return [];
+  const id = toNumericId(companyLocationId, 'CompanyLocation');
+  if (id === undefined) return [];
   return b2bCatalogs(db, storeId, { locationId: id });
 }
 

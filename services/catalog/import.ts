@@ -34,7 +34,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { ImportLineHeader, type ImportType } from '../../schemas/catalog.ts';
-import { isStoreId, STORE_ID_MESSAGE } from '../../schemas/fields.ts';
+import { isStoreId, STORE_ID_MESSAGE, toNumericId } from '../../schemas/fields.ts';
 import {
   type FieldIssue,
   formatPath,
@@ -165,12 +165,7 @@ export function recordsForImport(
   const type: ImportType = h.data.type;
   const opts = { source: 'import' as const, now };
   if (h.data.deleted) {
-    const idOf = (o: unknown) => {
-      const v = (o as { id?: unknown }).id;
-      const s =
-        typeof v === 'number' ? String(v) : typeof v === 'string' ? (/(\d{1,20})$/.exec(v.trim())?.[1] ?? '') : '';
-      return /^[1-9]\d{0,19}$/.test(s) ? s : undefined;
-    };
+    const idOf = (o: unknown) => toNumericId((o as { id?: unknown }).id);
     const id = idOf(obj);
     switch (type) {
       case 'product':

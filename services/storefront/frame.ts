@@ -24,6 +24,7 @@ import type { IncomingMessage } from 'node:http';
 import type { BlockList } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestId } from '../common/ids.ts';
+import { ULID_RE } from '../../schemas/fields.ts';
 import { type RequestEvent, type RequestKind, requestEvent } from '../../schemas/requests.ts';
 import { type ContextInput, ContextSchema, type IdentityInput, IdentitySchema } from '../../schemas/storefront.ts';
 import { clientIp, type DeviceType, deviceTypeFromUserAgent, geoFromIp, normalizeIp } from '../common/enrich.ts';
@@ -113,8 +114,6 @@ function observeRequest(route: string, status: number, seconds: number): void {
   child.observe(seconds);
 }
 
-const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-
 /**
  * Request ids are ULIDs: the host's generator is kept when it produces them (the app's pooled-random
  * ULIDs), anything else (Fastify's default `req-1`, …) is replaced by a fresh ULID. Fastify asks the
@@ -124,7 +123,7 @@ function installRequestIds(app: FastifyInstance): void {
   const inherited = (app as unknown as { genReqId?: (raw: IncomingMessage) => string }).genReqId;
   app.setGenReqId((raw) => {
     const id = inherited?.call(app, raw);
-    return typeof id === 'string' && id.length === 26 && ULID.test(id) ? id : requestId();
+    return typeof id === 'string' && id.length === 26 && ULID_RE.test(id) ? id : requestId();
   });
 }
 
