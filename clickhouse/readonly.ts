@@ -23,6 +23,8 @@ export interface AnalystLimits {
   /** max_result_rows / max_result_bytes: 396 TOO_MANY_ROWS_OR_BYTES beyond them */
   maxResultRows: number;
   maxResultBytes: number;
+  /** max_memory_usage: 241 MEMORY_LIMIT_EXCEEDED beyond it (the engine runs inside the app's process) */
+  maxMemoryBytes: number;
   /** max_threads: cores one analyst query may use (the processors and the read API share the machine) */
   maxThreads: number;
 }
@@ -33,6 +35,7 @@ export function analystLimits(
     | 'CLICKHOUSE_HTTP_MAX_EXECUTION_TIME'
     | 'CLICKHOUSE_HTTP_MAX_RESULT_ROWS'
     | 'CLICKHOUSE_HTTP_MAX_RESULT_BYTES'
+    | 'CLICKHOUSE_HTTP_MAX_MEMORY_USAGE'
     | 'CLICKHOUSE_HTTP_MAX_THREADS'
   >,
 ): AnalystLimits {
@@ -40,6 +43,7 @@ export function analystLimits(
     maxExecutionSeconds: config.CLICKHOUSE_HTTP_MAX_EXECUTION_TIME,
     maxResultRows: config.CLICKHOUSE_HTTP_MAX_RESULT_ROWS,
     maxResultBytes: config.CLICKHOUSE_HTTP_MAX_RESULT_BYTES,
+    maxMemoryBytes: config.CLICKHOUSE_HTTP_MAX_MEMORY_USAGE,
     maxThreads: config.CLICKHOUSE_HTTP_MAX_THREADS,
   };
 }
@@ -80,6 +84,7 @@ export function engineSettings(l: AnalystLimits): ReadOnlyLimits {
     max_execution_time: l.maxExecutionSeconds,
     max_result_rows: l.maxResultRows,
     max_result_bytes: l.maxResultBytes,
+    max_memory_usage: l.maxMemoryBytes,
     max_threads: l.maxThreads,
   };
 }

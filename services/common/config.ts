@@ -71,6 +71,12 @@ export const EnvSchema = z.object({
     .int()
     .min(1)
     .default(256 * 1024 * 1024),
+  /** analysts' endpoint, per statement: max_memory_usage in bytes (the engine shares the app's process) */
+  CLICKHOUSE_HTTP_MAX_MEMORY_USAGE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(2 * 1024 * 1024 * 1024),
   /** analysts' endpoint, per statement: max_threads (cores one analyst query may take from the app) */
   CLICKHOUSE_HTTP_MAX_THREADS: z.coerce.number().int().min(1).max(256).default(1),
   /** load the demo store on first start */

@@ -22,6 +22,7 @@ beforeAll(async () => {
     maxExecutionSeconds: 2,
     maxResultRows: 10_000,
     maxResultBytes: 1e8,
+    maxMemoryBytes: 1e9,
     maxThreads: 1,
   });
 });

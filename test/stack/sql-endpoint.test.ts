@@ -114,9 +114,12 @@ describe("analysts' SQL endpoint", () => {
   });
 
   it('stops a query at the time and result bounds (TIMEOUT_EXCEEDED, TOO_MANY_ROWS_OR_BYTES)', async () => {
-    const limit = await get("SELECT getSetting('max_execution_time'), getSetting('max_result_rows')");
-    const [seconds, rows] = (await limit.text()).trim().split('\t').map(Number);
+    const limit = await get(
+      "SELECT getSetting('max_execution_time'), getSetting('max_result_rows'), getSetting('max_memory_usage')",
+    );
+    const [seconds, rows, memory] = (await limit.text()).trim().split('\t').map(Number);
     expect(seconds).toBeGreaterThan(0);
+    expect(memory).toBeGreaterThan(0);
     const big = await get(`SELECT number FROM numbers(${rows + 1})`);
     expect(big.status).toBe(500);
     expect(big.headers.get('x-clickhouse-exception-code')).toBe('396');
