@@ -16,9 +16,11 @@
 const GID_PLATFORM = '[A-Za-z0-9_-]+';
 const GID_RESOURCE = '[A-Za-z]+';
 const GID_PARAMS = '(?:\\?\\S*)?';
+/** a numeric id inside a GID: 1-20 digits, not all zeros (0 is not an id) */
+const GID_DIGITS = '(?!0+(?!\\d))\\d{1,20}';
 const GID_RE = new RegExp(`^gid://(${GID_PLATFORM})/(${GID_RESOURCE})/([^/?\\s]+)${GID_PARAMS}$`);
 /** a GID whose id is numeric (1-20 digits): resource and digits captured, in one regex (hot path) */
-const NUMERIC_GID_RE = new RegExp(`^gid://${GID_PLATFORM}/(${GID_RESOURCE})/(\\d{1,20})${GID_PARAMS}$`);
+const NUMERIC_GID_RE = new RegExp(`^gid://${GID_PLATFORM}/(${GID_RESOURCE})/(${GID_DIGITS})${GID_PARAMS}$`);
 const DIGITS_RE = /^\d{1,20}$/;
 
 export interface Gid {
@@ -36,18 +38,12 @@ export function parseGid(value: string): Gid | undefined {
 /** The pattern (no anchors) of a GID of `resource` with a numeric id, for composite patterns. */
 export function numericGidPattern(resource: string): string {
   if (!new RegExp(`^${GID_RESOURCE}$`).test(resource)) throw new Error(`not a GID resource name: ${resource}`);
-  return `gid://${GID_PLATFORM}/${resource}/\\d{1,20}${GID_PARAMS}`;
+  return `gid://${GID_PLATFORM}/${resource}/${GID_DIGITS}${GID_PARAMS}`;
 }
 
 /** A GID of `resource` with a numeric id, as an anchored regex (zod `.regex`, so OpenAPI shows the pattern). */
 export function numericGidRegex(resource: string): RegExp {
   return new RegExp(`^${numericGidPattern(resource)}$`);
-}
-
-/** Whether `value` is a GID (of `resource`, when given) with a numeric id. No trimming. */
-export function isNumericGid(value: string, resource?: string): boolean {
-  const m = NUMERIC_GID_RE.exec(value);
-  return m !== null && (resource === undefined || m[1] === resource);
 }
 
 /**
