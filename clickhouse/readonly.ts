@@ -4,7 +4,7 @@
 //   statement can write, create, drop, alter, optimize, run SYSTEM, call a table function that reaches
 //   outside the engine (file, url, s3, remote, executable, …), or change any setting (`SET`,
 //   `SETTINGS readonly=0`, `SETTINGS max_execution_time=0` → 164 READONLY);
-// - the engine's own parser then refuses what `readonly=1` leaves open in embedded ClickHouse
+// - before a statement runs, the engine's own parser refuses what `readonly=1` leaves open in embedded ClickHouse
 //   (clickhouse-local), measured on chDB 3.4 (ClickHouse 26.7):
 //   · more than one statement (`formatQuery` parses exactly one: 62 "Multi-statements are not allowed",
 //     what a ClickHouse server answers over HTTP);
