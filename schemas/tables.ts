@@ -40,6 +40,7 @@ export const RAW_TABLES = {
         how: 'normalized_query (else query) through schemas/fields.ts normalizeQuery; the trending key',
       },
       query: { column: 'query_text', how: 'the query as sent' },
+      limit: { column: 'page_size', how: 'the page size asked for (`limit` is a SQL keyword)' },
     },
     notStored: {},
   },

@@ -9,7 +9,7 @@
 --   search_id           prepared search id (prepare, search, feedback)
 --   geo_region          context.geo.region, else from the client IP
 --   shopping_channel    web | app
---   page, `limit`       requested page (1-based) and page size (quote `limit`: it is a keyword)
+--   page, page_size     requested page (1-based) and page size (the event's `limit`)
 --   sort_order_code     the sort order applied
 --   content_type        content search filter: article, page or NULL for both
 --   sdk_client          X-SDK-Client header (name/version)
@@ -21,8 +21,8 @@ ALTER TABLE requests_raw
     ADD COLUMN IF NOT EXISTS geo_region LowCardinality(String) DEFAULT '' AFTER geo_country,
     ADD COLUMN IF NOT EXISTS shopping_channel LowCardinality(Nullable(String)) AFTER market,
     ADD COLUMN IF NOT EXISTS page Nullable(UInt32) AFTER total_results,
-    ADD COLUMN IF NOT EXISTS `limit` Nullable(UInt32) AFTER page,
-    ADD COLUMN IF NOT EXISTS sort_order_code LowCardinality(Nullable(String)) AFTER `limit`,
+    ADD COLUMN IF NOT EXISTS page_size Nullable(UInt32) AFTER page,
+    ADD COLUMN IF NOT EXISTS sort_order_code LowCardinality(Nullable(String)) AFTER page_size,
     ADD COLUMN IF NOT EXISTS content_type LowCardinality(Nullable(String)) AFTER anchor_id,
     ADD COLUMN IF NOT EXISTS sdk_client LowCardinality(Nullable(String)) AFTER cache_hit,
     ADD COLUMN IF NOT EXISTS context_json String DEFAULT '{}' AFTER sdk_client,

@@ -58,7 +58,7 @@ function requestRow(d: Decoded<RequestEvent>) {
     result_count: r.result_count,
     total_results: r.total_results,
     page: r.page,
-    limit: r.limit,
+    page_size: r.limit,
     sort_order_code: r.sort_order_code,
     result_product_ids: r.result_product_ids,
     collection_handle: r.collection_handle,

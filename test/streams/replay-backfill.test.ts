@@ -38,7 +38,7 @@ const ADDED = {
     'geo_region',
     'shopping_channel',
     'page',
-    'limit',
+    'page_size',
     'sort_order_code',
     'content_type',
     'sdk_client',
@@ -173,7 +173,7 @@ describe('replay backfills the columns added after the data was logged', () => {
         { store: STORE },
       );
       const requests = await db.query<Record<string, unknown>>(
-        `SELECT query, query_text, search_id, geo_region, shopping_channel, page, \`limit\`, sort_order_code, content_type,
+        `SELECT query, query_text, search_id, geo_region, shopping_channel, page, page_size, sort_order_code, content_type,
                 sdk_client, context_json, details_json
          FROM requests_raw WHERE store_id = {store:String}`,
         { store: STORE },
@@ -217,7 +217,7 @@ describe('replay backfills the columns added after the data was logged', () => {
         geo_region: '',
         shopping_channel: null,
         page: null,
-        limit: null,
+        page_size: null,
         sort_order_code: null,
         content_type: null,
         sdk_client: null,
@@ -277,7 +277,7 @@ describe('replay backfills the columns added after the data was logged', () => {
         geo_region: 'BE',
         shopping_channel: 'app',
         page: 2,
-        limit: 24,
+        page_size: 24,
         sort_order_code: 'price-asc',
         content_type: null,
         sdk_client: 'sdk/1.2.3',
