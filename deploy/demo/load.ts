@@ -177,17 +177,22 @@ export async function loadCatalog(
   let batch: ImportLine[] = [];
   let line = 0;
   let batchStart = skip;
-  for (const l of catalogLines(store)) {
-    if (line++ < skip) continue;
-    batch.push(l);
-    if (batch.length >= size) {
-      await submit(batchStart, batch);
-      batchStart += batch.length;
-      batch = [];
+  try {
+    for (const l of catalogLines(store)) {
+      if (line++ < skip) continue;
+      batch.push(l);
+      if (batch.length >= size) {
+        await submit(batchStart, batch);
+        batchStart += batch.length;
+        batch = [];
+      }
     }
+    if (batch.length) await submit(batchStart, batch);
+  } finally {
+    // stopped (aborted) or failed: let the batches in flight finish before the caller closes the sink,
+    // whose producer would otherwise be disconnected under them (kafkajs logs that as an error)
+    await Promise.allSettled(inflight);
   }
-  if (batch.length) await submit(batchStart, batch);
-  await Promise.all(inflight);
   if (failure) throw failure;
   return committed;
 }
@@ -422,7 +427,10 @@ export async function replaySessions(o: ReplayOptions): Promise<ReplayStats> {
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, () => worker()));
+  // every worker ends before this returns or throws: the caller closes the sink (its producer) afterwards
+  const ended = await Promise.allSettled(Array.from({ length: Math.max(1, o.concurrency) }, () => worker()));
+  const stopped = ended.find((r) => r.status === 'rejected');
+  if (stopped) throw stopped.reason;
   await o.onProgress?.(contiguous);
   return stats;
 }

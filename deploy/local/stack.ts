@@ -77,7 +77,7 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
   // on a terminal the children's JSON log lines are shown readable (pino-pretty), one line each
   let output = opts.output ?? 'inherit';
   if (output === 'inherit' && prettyLogs(process.stdout, config.LOG_FORMAT)) {
-    const pretty = prettyLine(true);
+    const pretty = prettyLine(process.stdout.isTTY === true);
     output = (_component, line) => void process.stdout.write(pretty(line));
   }
   const timeout = opts.startTimeoutMs ?? 60_000;
