@@ -16,7 +16,7 @@ import { ByteWriter, requestBlock, writeFastEvent } from './fast-event.ts';
 import { keyHash } from '../common/kafka/murmur2.ts';
 import type { QueuedRecord } from './produce-queue.ts';
 
-/** the part of the Avro value codec (schemas/codec.ts) the intake uses */
+/** the part of the Avro value codec (services/common/kafka/codec.ts) the intake uses */
 export interface ValueEncoder {
   encode(topic: string, value: unknown): Buffer;
 }

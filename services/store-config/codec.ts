@@ -1,6 +1,6 @@
 // The one place where a store-config record value is turned into bytes and back: the Avro envelope
 // `StoreConfigEvent` (schemas/config.ts) with the Confluent framing, through the registry codec of
-// schemas/codec.ts under the subject `<topic>-value`. Keys are plain UTF-8 strings (`store|kind|item`).
+// services/common/kafka/codec.ts under the subject `<topic>-value`. Keys are plain UTF-8 strings (`store|kind|item`).
 import type { Schema } from 'avsc';
 import { createValueCodec, type ValueCodec } from '../common/kafka/codec.ts';
 import { STORE_CONFIG_AVRO, StoreConfigEnvelope } from '../../schemas/config.ts';
