@@ -35,4 +35,4 @@ export * from './registry-client.ts';
 export * from './topics.ts';
 // kafkajs' own types, for the code that still talks to a kafkajs client directly (admin queries, the
 // catalog writer): named here so that it does not import kafkajs itself
-export type { Admin, Consumer, Kafka, Message, Producer } from 'kafkajs';
+export type { Admin, Consumer, Kafka, Message, Producer } from './kafkajs/client.ts';

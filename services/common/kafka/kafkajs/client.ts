@@ -19,6 +19,8 @@ import { type HashedMessage, keyHash } from '../murmur2.ts';
 import type { TopicConfig } from '../topics.ts';
 import { reportSwaps } from './swaps.ts';
 
+export type { Admin, Consumer, Kafka, Message, Producer } from 'kafkajs';
+
 /**
  * kafkajs warnings about choices made on purpose, logged at debug: the intake, the request events and
  * the catalog writer bound their idempotent producers' retries so that a request answers 503 within its
