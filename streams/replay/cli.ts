@@ -11,7 +11,7 @@ import { Command } from 'commander';
 import { dbOptionsFromConfig, openDb } from '../../clickhouse/client.ts';
 import { TOPICS, type TopicKey } from '../../schemas/topics.ts';
 import { loadConfigOrExit, topicName } from '../../services/common/config.ts';
-import { createIdempotentProducer, createKafka } from '../../services/common/kafka/index.ts';
+import { createKafka, createProducerClient } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { PROCESSORS, processorByName } from '../registry.ts';
@@ -179,7 +179,7 @@ if (config.embedded.clickhouse) {
   const db = await openDb(dbOptionsFromConfig(config));
   const redis = createRedis(config.redisUrl, { connectionName: 'replay-cli' });
   const kafka = createKafka(config.kafkaBrokers, 'replay-cli', logger);
-  const producer = createIdempotentProducer(kafka);
+  const producer = createProducerClient(kafka);
   const key = processor.topic as TopicKey;
   const deps: RuntimeDeps = {
     db,
@@ -189,15 +189,7 @@ if (config.embedded.clickhouse) {
     topicName: (k) => topicName(config, TOPICS[k].name),
     createClient: streamsClientFactory(kafka, logger),
     dlq: {
-      async send(records) {
-        await producer.connect();
-        await producer.sendBatch({
-          topicMessages: records.map((r) => ({
-            topic: r.topic,
-            messages: [{ key: r.key, value: r.value, headers: r.headers }],
-          })),
-        });
-      },
+      send: (records) => producer.send(records),
     },
   };
   try {
@@ -223,7 +215,7 @@ if (config.embedded.clickhouse) {
   } catch (err) {
     onEvent({ type: 'error', message: err instanceof ReplayError ? err.message : String((err as Error).stack ?? err) });
   } finally {
-    await producer.disconnect().catch(() => {});
+    await producer.close();
     redis.disconnect();
     await db.close();
   }
