@@ -1,8 +1,9 @@
 // kafkajs admin: createTopics / fetchTopicMetadata / describeConfigs / alterConfigs /
 // createPartitions / deleteTopics, including the error cases.
-import { ConfigResourceTypes } from 'kafkajs';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startTestBroker, type TestBroker } from './helpers/broker.ts';
+// after the helpers: the Kafka layer's swaps are installed before kafkajs loads
+import { ConfigResourceTypes } from 'kafkajs';
 
 let broker: TestBroker;
 beforeAll(async () => {

@@ -4,9 +4,8 @@
 // offsets of every partition contiguous.
 import type { ChildProcess } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, expect, test } from 'vitest';
-import { spawnBroker, tmpDir, waitFor } from './helpers/broker.ts';
+import { spawnBroker, testKafka, tmpDir } from './helpers/broker.ts';
 
 const children: ChildProcess[] = [];
 let dataDir = '';
@@ -19,10 +18,7 @@ test('acknowledged messages survive kill -9', { timeout: 90_000 }, async () => {
   dataDir = await tmpDir('broker-crash-');
   const first = await spawnBroker({ BROKER_DATA_DIR: dataDir, BROKER_DEFAULT_PARTITIONS: '3' });
   children.push(first.child);
-  const kafka = new Kafka({
-    clientId: 'crash',
-    brokers: [`127.0.0.1:${first.port}`],
-    logLevel: logLevel.NOTHING,
+  const kafka = testKafka([`127.0.0.1:${first.port}`], 'crash', {
     retry: { retries: 2, initialRetryTime: 50, maxRetryTime: 200 },
   });
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
@@ -42,7 +38,9 @@ test('acknowledged messages survive kill -9', { timeout: 90_000 }, async () => {
       }
     }
   })();
-  await waitFor(() => acked.size >= 5000, 30_000, 'some acknowledged messages');
+  await expect
+    .poll(() => acked.size, { timeout: 30_000, message: 'some acknowledged messages' })
+    .toBeGreaterThanOrEqual(5000);
   first.child.kill('SIGKILL');
   await loop;
   stop = true;
@@ -51,11 +49,7 @@ test('acknowledged messages survive kill -9', { timeout: 90_000 }, async () => {
 
   const second = await spawnBroker({ BROKER_DATA_DIR: dataDir });
   children.push(second.child);
-  const kafka2 = new Kafka({
-    clientId: 'crash-check',
-    brokers: [`127.0.0.1:${second.port}`],
-    logLevel: logLevel.NOTHING,
-  });
+  const kafka2 = testKafka([`127.0.0.1:${second.port}`], 'crash-check');
   const admin = kafka2.admin();
   await admin.connect();
   const ends = await admin.fetchTopicOffsets('crashy');
@@ -79,7 +73,7 @@ test('acknowledged messages survive kill -9', { timeout: 90_000 }, async () => {
       offsetsByPartition.set(partition, list);
     },
   });
-  await waitFor(() => n >= total, 30_000, `all ${total} stored messages`);
+  await expect.poll(() => n, { timeout: 30_000, message: 'all stored messages' }).toBeGreaterThanOrEqual(total);
   await consumer.disconnect();
 
   for (const v of acked) expect(counts.get(v), v).toBe(1);

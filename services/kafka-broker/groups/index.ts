@@ -5,19 +5,18 @@ import { ClassicGroupCoordinator, type GroupCoordinatorOptions } from './coordin
 import type { Logger } from './offsets-log.ts';
 
 export type * from './api.ts';
+export { type Clock, systemClock, type TimerHandle } from './clock.ts';
 export { ClassicGroupCoordinator, ErrorCode, type GroupCoordinatorOptions, type GroupState } from './coordinator.ts';
 export type { Logger } from './offsets-log.ts';
 
 /**
  * Opens the coordinator: creates the internal compacted topic `__consumer_offsets` if missing (1
  * partition, internal) and replays it to rebuild committed offsets and group metadata.
- * Extra optional settings (initialRebalanceDelayMs, min/maxSessionTimeoutMs, ...) are documented
+ * Extra optional settings (clock, initialRebalanceDelayMs, min/maxSessionTimeoutMs, ...) are documented
  * on GroupCoordinatorOptions.
  */
 export async function createGroupCoordinator(
-  opts: { log: LogStore; now?: () => number; logger?: Logger } & Partial<
-    Omit<GroupCoordinatorOptions, 'log' | 'now' | 'logger'>
-  >,
+  opts: { log: LogStore; logger?: Logger } & Partial<Omit<GroupCoordinatorOptions, 'log' | 'logger'>>,
 ): Promise<GroupCoordinator> {
   const coordinator = new ClassicGroupCoordinator(opts);
   await coordinator.start();

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type {
   GroupCoordinator,
   JoinGroupRequest,
@@ -8,15 +8,23 @@ import {
   type ClassicGroupCoordinator,
   createGroupCoordinator,
   ErrorCode as E,
+  systemClock,
 } from '../../../services/kafka-broker/groups/index.ts';
 import { FakeLogStore } from './fake-log.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const open: GroupCoordinator[] = [];
 
 afterEach(async () => {
   while (open.length > 0) await open.pop()!.close();
+  vi.useRealTimers();
 });
+
+/** Fake timers for the tests about timeouts: the coordinator's default clock reads the global timers, so
+ *  a test jumps over a session or rebalance timeout with vi.advanceTimersByTimeAsync instead of sleeping.
+ *  Zero-delay timers (a join's initial delay of 0) still run as real time passes. */
+function fakeTimers() {
+  vi.useFakeTimers({ shouldAdvanceTime: true });
+}
 
 async function make(opts: Record<string, unknown> = {}, log = new FakeLogStore()) {
   if (!log.getTopic('orders')) await log.createTopic('orders', 4);
@@ -118,8 +126,12 @@ describe('join / sync', () => {
   });
 
   it('three members join one generation; the leader assigns and everybody receives its assignment', async () => {
+    fakeTimers();
     const { c, state } = await make({ initialRebalanceDelayMs: 50 });
-    const joins = await Promise.all([0, 1, 2].map((i) => c.join(jreq({ clientId: `c${i}` }))));
+    const joining = Promise.all([0, 1, 2].map((i) => c.join(jreq({ clientId: `c${i}` }))));
+    // the initial delay (50 ms), extended once per member that arrived during it
+    await vi.advanceTimersByTimeAsync(200);
+    const joins = await joining;
     expect(new Set(joins.map((j) => j.generationId))).toEqual(new Set([1]));
     expect(new Set(joins.map((j) => j.memberId)).size).toBe(3);
     const leaders = joins.filter((j) => j.memberId === j.leader);
@@ -129,8 +141,13 @@ describe('join / sync', () => {
 
     // followers block until the leader's SyncGroup arrives
     const followers = joins.filter((j) => j !== leaders[0]);
+    let followersAnswered = false;
     const followerSyncs = followers.map((j) => c.sync(syncReq(j)));
-    await sleep(20);
+    void Promise.race(followerSyncs).then(() => {
+      followersAnswered = true;
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(followersAnswered).toBe(false);
     expect(state()).toBe('CompletingRebalance');
     const assignments = joins.map((j) => ({ memberId: j.memberId, assignment: Buffer.from(`for-${j.memberId}`) }));
     const leaderSync = await c.sync(syncReq(leaders[0], assignments));
@@ -237,6 +254,7 @@ describe('membership changes', () => {
   });
 
   it('session timeout expires a silent member and the rest rebalance', async () => {
+    fakeTimers();
     const { c, state } = await make();
     const { joins } = await stableGroup(c, 2, { sessionTimeoutMs: 200, rebalanceTimeoutMs: 1000 });
     const [a, b] = joins;
@@ -245,7 +263,7 @@ describe('membership changes', () => {
       40,
     );
     try {
-      await sleep(350);
+      await vi.advanceTimersByTimeAsync(350);
     } finally {
       clearInterval(hb);
     }
@@ -262,14 +280,17 @@ describe('membership changes', () => {
   });
 
   it('members that do not rejoin within the rebalance timeout are removed', async () => {
+    fakeTimers();
     const { c } = await make();
     const { joins, leader } = await stableGroup(c, 3, { rebalanceTimeoutMs: 200 });
     const others = joins.filter((j) => j !== leader);
     const t0 = Date.now();
-    const [rl, r1] = await Promise.all([
+    const rejoining = Promise.all([
       c.join(jreq({ memberId: leader.memberId, rebalanceTimeoutMs: 200 })),
       c.join(jreq({ memberId: others[0].memberId, rebalanceTimeoutMs: 200 })),
     ]);
+    await vi.advanceTimersByTimeAsync(200);
+    const [rl, r1] = await rejoining;
     expect(Date.now() - t0).toBeGreaterThanOrEqual(150);
     expect(rl.generationId).toBe(2);
     expect(r1.generationId).toBe(2);
@@ -280,6 +301,7 @@ describe('membership changes', () => {
   });
 
   it('a member that never sends SyncGroup is removed after the rebalance timeout', async () => {
+    fakeTimers();
     const { c, state } = await make();
     const joins = await Promise.all([
       c.join(jreq({ rebalanceTimeoutMs: 150 })),
@@ -294,7 +316,7 @@ describe('membership changes', () => {
       ),
     );
     expect(state()).toBe('Stable');
-    await sleep(250);
+    await vi.advanceTimersByTimeAsync(250);
     expect(state()).toBe('PreparingRebalance');
     expect(
       c.heartbeat({ groupId: 'g', generationId: 1, memberId: follower.memberId, groupInstanceId: null }).errorCode,
@@ -316,11 +338,12 @@ describe('membership changes', () => {
   });
 
   it('a pending MEMBER_ID_REQUIRED member that never comes back expires', async () => {
+    fakeTimers();
     const { c } = await make();
     const first = await c.join(jreq({ requireKnownMemberId: true, sessionTimeoutMs: 100 }));
     expect(first.errorCode).toBe(E.MEMBER_ID_REQUIRED);
     expect(c.listGroups().map((g) => g.groupId)).toEqual(['g']);
-    await sleep(200);
+    await vi.advanceTimersByTimeAsync(200);
     expect(c.listGroups()).toEqual([]);
     expect((await c.join(jreq({ memberId: first.memberId }))).errorCode).toBe(E.UNKNOWN_MEMBER_ID);
   });
@@ -378,9 +401,10 @@ describe('membership changes', () => {
   });
 
   it('close() answers pending joins and syncs with COORDINATOR_NOT_AVAILABLE', async () => {
+    fakeTimers();
     const { c } = await make({ initialRebalanceDelayMs: 10_000 });
     const pendingJoin = c.join(jreq({ rebalanceTimeoutMs: 60_000 }));
-    await sleep(10);
+    await vi.advanceTimersByTimeAsync(5_000);
     await c.close();
     expect((await pendingJoin).errorCode).toBe(E.COORDINATOR_NOT_AVAILABLE);
     expect((await c.join(jreq())).errorCode).toBe(E.COORDINATOR_NOT_AVAILABLE);
@@ -560,9 +584,11 @@ describe('offsets', () => {
   });
 
   it('offset retention: Empty consumer groups and old simple commits expire, active groups keep theirs', async () => {
+    // an injected clock: commit and state timestamps come from it
     let now = 1_000_000;
+    const clock = { ...systemClock, now: () => now };
     const log = new FakeLogStore();
-    const { c } = await make({ now: () => now, offsetsRetentionMs: 10_000 }, log);
+    const { c } = await make({ clock, offsetsRetentionMs: 10_000 }, log);
     const { leader } = await stableGroup(c, 1, { groupId: 'active' });
     await c.commitOffsets(commitReq({ groupId: 'active', generationId: 1, memberId: leader.memberId }));
     const { joins } = await stableGroup(c, 1, { groupId: 'left' });
@@ -572,9 +598,9 @@ describe('offsets', () => {
     now += 5_000;
     await c.commitOffsets(commitReq({ groupId: 'simple', generationId: -1, memberId: '', partition: 1 }));
     const cc = c as ClassicGroupCoordinator;
-    expect(await cc.expireOffsets(now)).toBe(0);
+    expect(await cc.expireOffsets()).toBe(0);
     now += 6_000;
-    expect(await cc.expireOffsets(now)).toBe(2); // 'left' (empty for 11 s) and simple/0
+    expect(await cc.expireOffsets()).toBe(2); // 'left' (empty for 11 s) and simple/0
     expect(
       c
         .listGroups()
@@ -586,7 +612,7 @@ describe('offsets', () => {
     ]);
     expect(c.fetchOffsets({ groupId: 'active', topics: null }).topics[0].partitions).toHaveLength(1);
     await c.close();
-    const again = await make({ now: () => now }, log);
+    const again = await make({ clock }, log);
     expect(
       again.c
         .listGroups()

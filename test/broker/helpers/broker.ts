@@ -3,8 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
+import { createKafka, type Kafka } from '../../../services/common/kafka/index.ts';
 import { type Broker, type BrokerOptions, startBroker } from '../../../services/kafka-broker/index.ts';
 import { memoryLogStore } from './memory-store.ts';
 
@@ -13,6 +13,21 @@ export const NODE = path.join(REPO, 'node_modules/.bin/node');
 
 export async function tmpDir(prefix = 'broker-test-'): Promise<string> {
   return mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * A kafkajs client through the platform's Kafka layer (services/common/kafka: its kafkajs swaps, among
+ * them the request-queue fix without which stock kafkajs 2.2.4 arms a timer of about -Date.now() ms and
+ * Node prints a TimeoutNegativeWarning), with kafkajs' own timeouts and retries unless `extra` sets them;
+ * client logs are silent.
+ */
+export function testKafka(brokers: string[], clientId = 'test', extra: Parameters<typeof createKafka>[3] = {}): Kafka {
+  return createKafka(brokers, clientId, pino({ level: 'silent' }), {
+    connectionTimeout: 1_000,
+    requestTimeout: 30_000,
+    retry: {},
+    ...extra,
+  });
 }
 
 export interface TestBroker extends Broker {
@@ -38,7 +53,7 @@ export async function startTestBroker(opts: Partial<BrokerOptions> = {}): Promis
     ...broker,
     dataDir,
     brokers,
-    kafka: (clientId = 'test') => new Kafka({ clientId, brokers, logLevel: logLevel.NOTHING }),
+    kafka: (clientId = 'test') => testKafka(brokers, clientId),
     async stop() {
       await broker.close();
       await rm(dataDir, { recursive: true, force: true });
@@ -82,12 +97,4 @@ export function spawnBroker(
       reject(new Error(`broker exited with ${code}:\n${logs.join('\n')}`));
     });
   });
-}
-
-export async function waitFor(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
