@@ -101,13 +101,6 @@ function report(err: unknown): number {
 }
 
 if (import.meta.main) {
-  // kafkajs 2.2.4 schedules a negative timeout when a response carries no throttle time (Node ≥ 22 warns
-  // about it); createKafka stops that, but a client made before it may still warn: keep the CLI's stderr
-  // for real messages
-  process.removeAllListeners('warning');
-  process.on('warning', (w) => {
-    if (w.name !== 'TimeoutNegativeWarning') process.stderr.write(`${w.name}: ${w.message}\n`);
-  });
   const code = await main(process.argv.slice(2));
   process.exit(code);
 }
