@@ -2,11 +2,16 @@
 // registered at start-up, Confluent clients work against it, and a value encoded with the platform
 // codec travels through the stack's Kafka and decodes back unchanged.
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { Kafka, logLevel } from 'kafkajs';
 import { ulid } from 'ulid';
 import { describe, expect, it } from 'vitest';
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
-import { createValueCodec, platformTopics, registerPlatformSchemas } from '../../services/common/kafka/codec.ts';
+import {
+  createKafka,
+  createValueCodec,
+  platformTopics,
+  registerPlatformSchemas,
+} from '../../services/common/kafka/index.ts';
+import { createLogger } from '../../services/common/logger.ts';
 import { type EnrichedEvent, enrichEvent, parseEvent } from '../../schemas/events.ts';
 import { stack } from '../helpers/stack.ts';
 
@@ -103,7 +108,7 @@ describe('the stack schema registry', () => {
       inferred_channel: 'web',
     });
 
-    const kafka = new Kafka({ clientId: 'sr-stack-test', brokers: stack().kafkaBrokers, logLevel: logLevel.NOTHING });
+    const kafka = createKafka(stack().kafkaBrokers, 'sr-stack-test', createLogger('sr-stack-test', 'silent'));
     const admin = kafka.admin();
     await admin.connect();
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
