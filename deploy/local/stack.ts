@@ -90,16 +90,23 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
   });
   mkdirSync(config.dataDir, { recursive: true });
 
-  const launch = (component: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, ipc = false) => {
+  const launch = (
+    component: string,
+    cmd: string,
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    { ipc = false, ownGroup = !ipc }: { ipc?: boolean; ownGroup?: boolean } = {},
+  ) => {
     const child = spawn(cmd, args, {
       cwd: ROOT,
       env,
       // Redis and the broker in a process group of their own: a Ctrl-C on the terminal goes to the
       // foreground group (the launcher and the app) only, so they are stopped by stop() below, after the
       // app closed its consumers and producers, instead of at the same moment (the app's clients would
-      // then log connection errors while they close). The app stays in the launcher's group, and leaves
-      // when the launcher goes away (services/app/main.ts, 'disconnect').
-      detached: !ipc,
+      // then log connection errors while they close). The app and the broker have an IPC channel and
+      // leave when the launcher goes away, even a SIGKILLed one (services/app/main.ts and
+      // services/kafka-broker/main.ts, 'disconnect'); Redis has no such channel.
+      detached: ownGroup,
       stdio:
         output === 'inherit'
           ? ['ignore', 'inherit', 'inherit', ...(ipc ? ['ipc' as const] : [])]
@@ -125,7 +132,7 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
     children[component] = child;
     order.push(component);
     // a launcher that ends without stop() (an uncaught error, process.exit) takes the detached ones along
-    if (!ipc) process.once('exit', () => child.kill('SIGKILL'));
+    if (ownGroup) process.once('exit', () => child.kill('SIGKILL'));
     return child;
   };
 
@@ -174,13 +181,19 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
     }
     if (config.embedded.kafka) {
       const main = path.join(ROOT, 'services/kafka-broker/main.ts');
-      launch('broker', process.execPath, [main], {
-        ...childEnv(config),
-        BROKER_HOST: config.HOST,
-        BROKER_PORT: String(config.KAFKA_PORT),
-        BROKER_DATA_DIR: path.join(config.dataDir, 'kafka'),
-        BROKER_FSYNC: config.BROKER_FSYNC,
-      });
+      launch(
+        'broker',
+        process.execPath,
+        [main],
+        {
+          ...childEnv(config),
+          BROKER_HOST: config.HOST,
+          BROKER_PORT: String(config.KAFKA_PORT),
+          BROKER_DATA_DIR: path.join(config.dataDir, 'kafka'),
+          BROKER_FSYNC: config.BROKER_FSYNC,
+        },
+        { ipc: true, ownGroup: true },
+      );
       await waitFor('broker', () => tcpOpen(config.HOST, config.KAFKA_PORT), timeout, exited);
     }
     const app = launch(
@@ -188,7 +201,7 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
       process.execPath,
       [path.join(ROOT, 'services/app/main.ts')],
       childEnv(config, opts.appEnv),
-      true,
+      { ipc: true },
     );
     const urls = await new Promise<Record<string, string>>((resolve, reject) => {
       const timer = setTimeout(() => reject(new StackError(`app did not become ready within ${timeout} ms`)), timeout);

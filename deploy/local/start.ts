@@ -46,6 +46,8 @@ const shutdown = async (why: string, code: number) => {
 };
 process.on('SIGINT', () => void shutdown('SIGINT', 0));
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
+// a closed terminal: stop the stack like Ctrl-C (a signal death would skip the children's cleanup)
+process.on('SIGHUP', () => void shutdown('SIGHUP', 0));
 stack.exited.then(({ component, code, signal }) =>
   shutdown(`${component} exited unexpectedly (code ${code}, signal ${signal})`, 1),
 );

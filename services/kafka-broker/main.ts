@@ -58,6 +58,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // started by the local stack's launcher with an IPC channel: stop cleanly when the launcher is gone
+  if (process.send) process.on('disconnect', () => stop('launcher gone'));
 }
 
 main().catch((err) => {

@@ -2,7 +2,7 @@
 // launcher runs in a process group of its own and gets SIGINT the way a terminal sends it (to the whole
 // foreground group), so this also checks the stop order: the app closes its consumers and producers
 // before the broker and Redis go (they would otherwise log connection errors while closing).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,5 +68,64 @@ describe('npm start, then Ctrl-C', () => {
     expect(errorLines(out)).toEqual([]);
     const swaps = out.split('\n').filter((l) => l.includes('"kafkajs swaps active"'));
     expect(swaps).toHaveLength(1);
+  }, 300_000);
+
+  it('a SIGKILLed launcher takes the app and the broker along (they leave when its IPC channel closes)', async () => {
+    const [http, kafka, registry, ch, redis] = await freePorts(5);
+    const child = spawn(process.execPath, ['deploy/local/start.ts'], {
+      env: {
+        ...process.env,
+        DATA_DIR: mkdtempSync(path.join(dataDir, 'kill-')),
+        HTTP_PORT: String(http),
+        KAFKA_PORT: String(kafka),
+        SCHEMA_REGISTRY_PORT: String(registry),
+        CLICKHOUSE_HTTP_PORT: String(ch),
+        REDIS_PORT: String(redis),
+        DEMO_STORE: 'false',
+        LOG_FORMAT: 'json',
+      },
+      stdio: 'ignore',
+      detached: true,
+    });
+    const children = () =>
+      execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => l.trim());
+    let pids: Record<string, number> = {};
+    try {
+      await expect
+        .poll(async () => (await fetch(`http://127.0.0.1:${http}/readyz`).catch(() => null))?.status, {
+          timeout: 120_000,
+          interval: 500,
+        })
+        .toBe(200);
+      for (const line of children()) {
+        const [pid, ...args] = line.trim().split(/\s+/);
+        const name = /kafka-broker/.test(args.join(' '))
+          ? 'broker'
+          : /app\/main/.test(args.join(' '))
+            ? 'app'
+            : 'redis';
+        pids[name] = Number(pid);
+      }
+      expect(Object.keys(pids).sort()).toEqual(['app', 'broker', 'redis']);
+      process.kill(child.pid!, 'SIGKILL');
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      await expect.poll(() => alive(pids.app!) || alive(pids.broker!), { timeout: 60_000, interval: 250 }).toBe(false);
+    } finally {
+      for (const pid of Object.values(pids)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
+      pids = {};
+    }
   }, 300_000);
 });
