@@ -51,7 +51,10 @@ module.exports = {
       name: 'kafkajs-only-in-its-adapter',
       comment: 'kafkajs (and its swapped internal modules) is reached through services/common/kafka/ only',
       severity: 'error',
-      from: { path: '^(schemas|services|streams|clickhouse|deploy|bench)/', pathNot: '^services/common/kafka/kafkajs/' },
+      from: {
+        path: '^(schemas|services|streams|clickhouse|deploy|bench)/',
+        pathNot: '^services/common/kafka/kafkajs/',
+      },
       to: { path: 'node_modules/kafkajs/' },
     },
     {

@@ -15,6 +15,7 @@ import type { EnrichedEvent } from '../../schemas/events.ts';
 import type { Order } from '../../schemas/orders.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { modules } from '../../services/app/modules.ts';
+import { DEMO_SUGGEST_PREFIX } from '../../services/demo/module.ts';
 import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { freePorts } from '../../deploy/local/stack.ts';
@@ -162,7 +163,7 @@ describe('npm start with a fresh data directory', () => {
     const completeUrl = /'(http[^']+)'$/.exec(curl)?.[1] as string;
     const complete = await fetch(completeUrl, { headers: { 'X-Storefront-Access-Token': token } });
     expect(complete.status).toBe(200);
-    expect(((await complete.json()) as { originalQuery: string }).originalQuery).toBe('dr');
+    expect(((await complete.json()) as { originalQuery: string }).originalQuery).toBe(DEMO_SUGGEST_PREFIX);
     expect((await fetch(completeUrl, { headers: { 'X-Storefront-Access-Token': 'sfat_wrong' } })).status).toBe(401);
 
     // the token and store id are saved, readable by the owner only
