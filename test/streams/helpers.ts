@@ -6,7 +6,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
+import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
+import type { Db } from '../../clickhouse/client.ts';
+import { migrate } from '../../clickhouse/migrate.ts';
 import { ensureRedisServer, freePorts, tcpOpen } from '../../deploy/local/stack.ts';
 import { EMPTY_EVENT_FIELDS, type EnrichedEvent } from '../../schemas/events.ts';
 import type { Order } from '../../schemas/orders.ts';
@@ -14,9 +17,15 @@ import type { RequestEvent } from '../../schemas/requests.ts';
 import { requestEvent } from '../../schemas/requests.ts';
 import { createValueCodec, registerPlatformSchemas, type ValueCodec } from '../../services/common/kafka/codec.ts';
 import { TOPICS } from '../../schemas/topics.ts';
+import { type Config, loadConfig } from '../../services/common/config.ts';
 import { createKafka, type Kafka, type Producer } from '../../services/common/kafka/index.ts';
+import { createLogger, type Logger } from '../../services/common/logger.ts';
+import { createRedis } from '../../services/common/redis.ts';
 import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import { startSchemaRegistry, type RunningSchemaRegistry } from '../../services/schema-registry/index.ts';
+import { selectProcessors } from '../../streams/registry.ts';
+import { type Streams, startStreams } from '../../streams/service.ts';
+import { privateDb } from '../helpers/chdb.ts';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
 export const NODE = path.join(REPO, 'node_modules/.bin/node');
@@ -259,4 +268,64 @@ export async function waitCaughtUp(
   } finally {
     await admin.disconnect();
   }
+}
+
+export interface StreamsHarness {
+  infra: Infra;
+  db: Db;
+  redis: Redis;
+  streams: Streams;
+  config: Config;
+  logger: Logger;
+  /** stops the processors, then Redis, chDB and the infrastructure */
+  stop(): Promise<void>;
+}
+
+/**
+ * The stream processors in this process against real infrastructure (startInfra) and a private, migrated
+ * chDB database: what the standalone processor suites share. `env` adds to the streams' configuration;
+ * `beforeStart` runs once the infrastructure is up (e.g. to register schemas or produce a backlog).
+ */
+export async function startStreamsHarness(
+  name: string,
+  opts: { processors: string; env?: Record<string, string>; beforeStart?: (infra: Infra) => Promise<void> },
+): Promise<StreamsHarness> {
+  const logger = createLogger(`${name}-test`, 'warn');
+  const infra = await startInfra();
+  await opts.beforeStart?.(infra);
+  const db = await privateDb(`${name.replaceAll('-', '_')}_${ulid().toLowerCase()}`);
+  await migrate(db);
+  const config = loadConfig({
+    KAFKA_BROKERS: infra.brokers.join(','),
+    REDIS_URL: infra.redisUrl,
+    SCHEMA_REGISTRY_URL: infra.registryUrl,
+    KAFKA_TOPIC_PREFIX: infra.prefix,
+    DATA_DIR: infra.dir,
+    LOG_LEVEL: 'warn',
+    STREAMS_SESSION_TIMEOUT_MS: '6000',
+    ...opts.env,
+  });
+  const redis = createRedis(infra.redisUrl);
+  const streams = await startStreams({
+    config,
+    db,
+    redis,
+    kafka: createKafka(infra.brokers, `${name}-test`, logger),
+    logger,
+    processors: selectProcessors(opts.processors),
+  });
+  return {
+    infra,
+    db,
+    redis,
+    streams,
+    config,
+    logger,
+    async stop() {
+      await streams.stop();
+      redis.disconnect();
+      await db.close();
+      await infra.stop();
+    },
+  };
 }

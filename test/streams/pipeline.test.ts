@@ -4,7 +4,7 @@
 // replay rebuilds identical aggregates and swaps them without a gap in reads.
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import type { EnrichedEvent } from '../../schemas/events.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
@@ -20,13 +20,10 @@ import {
   trendingQueries,
 } from '../../clickhouse/queries/index.ts';
 import { type Config, loadConfig } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka/index.ts';
-import { createLogger } from '../../services/common/logger.ts';
 import { registry } from '../../services/common/metrics.ts';
 import { createRedis } from '../../services/common/redis.ts';
-import { selectProcessors } from '../../streams/registry.ts';
 import { type ReplayEvent, runReplay } from '../../streams/replay/replay.ts';
-import { applyRetention, type Streams, startStreams } from '../../streams/service.ts';
+import { applyRetention, type Streams } from '../../streams/service.ts';
 import { parseTrendingMessage, TRENDING_CHANNEL, type TrendingCell } from '../../schemas/channels.ts';
 import { privateDb } from '../helpers/chdb.ts';
 import {
@@ -35,63 +32,43 @@ import {
   order,
   produce,
   produceRaw,
+  type StreamsHarness,
   searchRequest,
-  startInfra,
+  startStreamsHarness,
   waitCaughtUp,
 } from './helpers.ts';
+import type { Logger } from '../../services/common/logger.ts';
 import { generateScenario } from './scenario.ts';
 import { type QueryFn, readAggregates } from './truth.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(100);
-  }
+/** polls fn until it returns a value (vi.waitFor retries while the callback throws) */
+function until<T>(fn: () => Promise<T | undefined>, timeout = 20_000): Promise<T> {
+  return vi.waitFor(
+    async () => {
+      const v = await fn();
+      if (v === undefined) throw new Error('condition not met yet');
+      return v;
+    },
+    { timeout, interval: 100 },
+  );
 }
 
 describe('stream processors in process', () => {
+  let harness: StreamsHarness;
   let infra: Infra;
   let db: Db;
   let redis: Redis;
   let streams: Streams;
   let config: Config;
-  const logger = createLogger('streams-test', 'warn');
+  let logger: Logger;
 
   beforeAll(async () => {
-    infra = await startInfra();
-    db = await privateDb(`streams_${ulid().toLowerCase()}`);
-    await migrate(db);
-    config = loadConfig({
-      KAFKA_BROKERS: infra.brokers.join(','),
-      REDIS_URL: infra.redisUrl,
-      SCHEMA_REGISTRY_URL: infra.registryUrl,
-      KAFKA_TOPIC_PREFIX: infra.prefix,
-      DATA_DIR: infra.dir,
-      LOG_LEVEL: 'warn',
-      STREAMS_MAX_BATCH_MESSAGES: '200',
-      STREAMS_SESSION_TIMEOUT_MS: '6000',
-    });
-    redis = createRedis(infra.redisUrl);
-    streams = await startStreams({
-      config,
-      db,
-      redis,
-      kafka: createKafka(infra.brokers, 'streams-test', logger),
-      logger,
-      processors: selectProcessors('all'),
-    });
+    harness = await startStreamsHarness('streams', { env: { STREAMS_MAX_BATCH_MESSAGES: '200' }, processors: 'all' });
+    ({ infra, db, redis, streams, config, logger } = harness);
   });
-  afterAll(async () => {
-    await streams?.stop();
-    redis?.disconnect();
-    await db?.close();
-    await infra?.stop();
-  });
+  afterAll(() => harness?.stop());
 
   const q: QueryFn = (sql) => db.query(sql);
 
@@ -426,9 +403,12 @@ describe('stream processors in process', () => {
       });
       return Number(r[0].n) >= 6 && Number(e[0].n) >= events.length ? true : undefined;
     });
-    await sleep(300);
+    await expect
+      .poll(async () =>
+        (await relatedProducts(db, { storeId: store, strategy: 'co_view', productIds: ['1'] })).map((r) => r.productId),
+      )
+      .toEqual(['2', '9']);
     const coView = await relatedProducts(db, { storeId: store, strategy: 'co_view', productIds: ['1'] });
-    expect(coView.map((r) => r.productId)).toEqual(['2', '9']);
     expect(coView[0].support).toBe(6);
     expect(coView[0].score).toBeCloseTo(6 / Math.sqrt(8 * 6), 6);
     const cart = await relatedProducts(db, {

@@ -6,17 +6,21 @@ import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
-import { loadMigrations, migrate } from '../../clickhouse/migrate.ts';
+import { loadMigrations } from '../../clickhouse/migrate.ts';
 import { requestEvent } from '../../schemas/requests.ts';
-import { type Config, loadConfig } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka/index.ts';
-import { createLogger } from '../../services/common/logger.ts';
-import { createRedis } from '../../services/common/redis.ts';
-import { selectProcessors } from '../../streams/registry.ts';
+import type { Config } from '../../services/common/config.ts';
 import { runReplay } from '../../streams/replay/replay.ts';
-import { type Streams, startStreams } from '../../streams/service.ts';
-import { privateDb } from '../helpers/chdb.ts';
-import { enrichedEvent, type Infra, order, produce, startInfra, waitCaughtUp } from './helpers.ts';
+import type { Streams } from '../../streams/service.ts';
+import {
+  enrichedEvent,
+  type Infra,
+  order,
+  produce,
+  type StreamsHarness,
+  startStreamsHarness,
+  waitCaughtUp,
+} from './helpers.ts';
+import type { Logger } from '../../services/common/logger.ts';
 
 const STORE = 'backfill';
 const AT = '2026-11-20T10:00:00.000Z';
@@ -49,42 +53,19 @@ const ADDED = {
 };
 
 describe('replay backfills the columns added after the data was logged', () => {
+  let harness: StreamsHarness;
   let infra: Infra;
   let db: Db;
   let redis: Redis;
   let streams: Streams;
   let config: Config;
-  const logger = createLogger('backfill-test', 'warn');
+  let logger: Logger;
 
   beforeAll(async () => {
-    infra = await startInfra();
-    db = await privateDb(`backfill_${ulid().toLowerCase()}`);
-    await migrate(db);
-    config = loadConfig({
-      KAFKA_BROKERS: infra.brokers.join(','),
-      REDIS_URL: infra.redisUrl,
-      SCHEMA_REGISTRY_URL: infra.registryUrl,
-      KAFKA_TOPIC_PREFIX: infra.prefix,
-      DATA_DIR: infra.dir,
-      LOG_LEVEL: 'warn',
-      STREAMS_SESSION_TIMEOUT_MS: '6000',
-    });
-    redis = createRedis(infra.redisUrl);
-    streams = await startStreams({
-      config,
-      db,
-      redis,
-      kafka: createKafka(infra.brokers, 'backfill-test', logger),
-      logger,
-      processors: selectProcessors('events,requests,orders'),
-    });
+    harness = await startStreamsHarness('backfill', { processors: 'events,requests,orders' });
+    ({ infra, db, redis, streams, config, logger } = harness);
   });
-  afterAll(async () => {
-    await streams?.stop();
-    redis?.disconnect();
-    await db?.close();
-    await infra?.stop();
-  });
+  afterAll(() => harness?.stop());
 
   it('events, requests and orders: the new columns hold the logged values after a replay', {
     timeout: 180_000,
