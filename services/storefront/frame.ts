@@ -218,17 +218,16 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
     const limit = rateLimiter.take(store.storeId, ip);
     if (limit instanceof Promise) {
       limit.then(
-        (l) => admit(req, reply, done, store, ip, l, receivedAt, startedNs),
+        (l) => admit(req, done, store, ip, l, receivedAt, startedNs),
         (err: Error) => done(err),
       );
     } else {
-      admit(req, reply, done, store, ip, limit, receivedAt, startedNs);
+      admit(req, done, store, ip, limit, receivedAt, startedNs);
     }
   });
 
   function admit(
     req: FastifyRequest,
-    reply: FastifyReply,
     done: (err?: Error) => void,
     store: StoreRecord,
     ip: string | null,
@@ -282,7 +281,7 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
     });
   }
 
-  app.addHook('preHandler', (req, reply, done) => {
+  app.addHook('preHandler', (req, _reply, done) => {
     const sf = req.storefront;
     if (!sf) return done();
     sf.preHandled = true;
