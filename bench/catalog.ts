@@ -10,7 +10,7 @@ import { allProducts, collectionMembers, productsByIds } from '../clickhouse/que
 import { avroType } from '../schemas/avro/logical-types.ts';
 import { CATALOG_AVRO, type CatalogProduct } from '../schemas/catalog.ts';
 import { normalizeCollection, normalizeProduct } from '../services/catalog/normalize.ts';
-import { catalogCollectionsProcessor, catalogProductsProcessor, type Change } from '../services/catalog/projections.ts';
+import { catalogCollectionsProcessor, catalogProductsProcessor, type Change } from '../streams/catalog/index.ts';
 import type { Decoded } from '../streams/runtime/types.ts';
 
 const N = Number(process.argv[2] ?? 20_000);

@@ -7,7 +7,7 @@ import {
   catalogInventoryProcessor,
   catalogPricingProcessor,
   catalogProductsProcessor,
-} from '../services/catalog/projections.ts';
+} from '../streams/catalog/index.ts';
 import { eventsProcessor } from './events/processor.ts';
 import { ordersProcessor } from './orders/processor.ts';
 import { rejectedProcessor } from './rejected/processor.ts';
@@ -19,7 +19,7 @@ export const PROCESSORS: Record<string, Processor<any>> = {
   requests: requestsProcessor,
   orders: ordersProcessor,
   rejected: rejectedProcessor,
-  // the catalog projections (services/catalog/projections.ts): compacted topics, tombstones are deletes
+  // the catalog projections (streams/catalog/index.ts): compacted topics, tombstones are deletes
   catalog_products: catalogProductsProcessor,
   catalog_collections: catalogCollectionsProcessor,
   catalog_content: catalogContentProcessor,

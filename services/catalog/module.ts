@@ -1,6 +1,6 @@
 // The catalog module of the app: webhooks on the app's HTTP server (POST /webhooks/…) and the catalog
 // writer (topics, schemas, idempotent producer). The projections of the catalog topics into ClickHouse
-// are stream processors like any other (services/catalog/projections.ts, registered in
+// are stream processors like any other (streams/catalog/, registered in
 // streams/registry.ts): the streams module runs them (STREAMS_ENABLED, STREAMS_PROCESSORS) and the replay
 // tool rebuilds them. Readiness `catalog` = the writer can produce (topics exist, schemas registered,
 // producer connected); the projection consumers report under `streams`.

@@ -9,7 +9,7 @@
 // keep the older one and a replay would rebuild stale state. So the writer remembers, per key, the
 // newest version (updated_at ms) it produced (Redis hash per topic and store) and skips older records.
 // A tombstone gets the record timestamp max(now, newest + 1), so the projection's version of a delete is
-// always past every update written before it (projections.ts uses the tombstone's record timestamp).
+// always past every update written before it (streams/catalog/ uses the tombstone's record timestamp).
 // Records of one key are written one at a time in this process (a per-key queue), so check-and-produce
 // cannot interleave; two processes writing the same key at the same moment are not serialized (the
 // projection still keeps the newest; see docs/catalog.md).

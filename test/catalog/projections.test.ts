@@ -30,7 +30,7 @@ import {
   normalizePrice,
   normalizeProduct,
 } from '../../services/catalog/normalize.ts';
-import { CATALOG_PROCESSORS, type CatalogProcessor } from '../../services/catalog/projections.ts';
+import { CATALOG_PROCESSORS, type CatalogProcessor } from '../../streams/catalog/index.ts';
 import type { Decoded } from '../../streams/runtime/types.ts';
 import { privateDb } from '../helpers/chdb.ts';
 import {

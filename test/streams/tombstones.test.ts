@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
 import { catalogKey } from '../../schemas/catalog.ts';
-import { catalogProductsProcessor } from '../../services/catalog/projections.ts';
+import { catalogProductsProcessor } from '../../streams/catalog/index.ts';
 import { type Config, loadConfig } from '../../services/common/config.ts';
 import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
