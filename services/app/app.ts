@@ -12,6 +12,7 @@ import { createLogger } from '../common/logger.ts';
 import { registry } from '../common/metrics.ts';
 import { createRedis } from '../common/redis.ts';
 import type { AppContext, AppModule } from './context.ts';
+import { startInBackground } from './background.ts';
 import { type Check, healthRoutes } from './health.ts';
 import { appTopics } from './topics.ts';
 
@@ -94,6 +95,7 @@ export async function startApp(config: Config, modules: AppModule[]): Promise<Ru
     announce: (label, url) => {
       urls[label] = url;
     },
+    startInBackground: (name, start, opts) => startInBackground(ctx, name, start, opts),
   };
   await http.register(healthRoutes, { checks });
 

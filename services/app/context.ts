@@ -22,6 +22,27 @@ export interface AppContext {
   onClose(fn: () => Promise<void> | void): void;
   /** URLs a module wants printed at start-up (label → URL) */
   announce(label: string, url: string): void;
+  /**
+   * Start something that depends on services this process serves itself (the schema registry, the
+   * broker's groups) without holding the HTTP server back: `start` runs in the background and is retried
+   * (backoff 1 s × attempt, at most 10 s) until it succeeds; a readiness check named `name` reports
+   * "starting" or the last failure; on shutdown the retries stop and `stop` closes what started.
+   */
+  startInBackground<T>(name: string, start: () => Promise<T>, opts: BackgroundOptions<T>): Background<T>;
+}
+
+export interface BackgroundOptions<T> {
+  /** closes what `start` returned, on shutdown */
+  stop(started: T): Promise<void> | void;
+  /** cleans up after a failed attempt, before the next one */
+  afterFailure?(): Promise<void> | void;
+}
+
+export interface Background<T> {
+  /** whether `start` has succeeded */
+  readonly up: boolean;
+  /** what `start` returned, once it succeeded */
+  readonly started: T | undefined;
 }
 
 /** A module registers routes/consumers on start; anything it opens it closes through ctx.onClose. */

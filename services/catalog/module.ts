@@ -83,33 +83,15 @@ export const catalogModule: AppModule = {
 
     // topics, schemas and the producer come up in the background (the registry is served by this same
     // process and must be listening first); readiness reports progress
-    let ready = false;
-    let failure: Error | undefined;
-    let closing = false;
-    const starting = (async () => {
-      for (let attempt = 1; !closing; attempt++) {
-        try {
-          await writer.start();
-          ready = true;
-          failure = undefined;
-          return;
-        } catch (err) {
-          failure = err as Error;
-          ctx.logger.error({ err: failure.message, attempt }, 'catalog: start failed; retrying');
-          await writer.close().catch(() => {});
-          await new Promise((r) => setTimeout(r, Math.min(1_000 * attempt, 10_000)));
-        }
-      }
-    })();
-    ctx.addReadinessCheck('catalog', async () => {
-      if (!ready) throw new Error(failure ? `not started: ${failure.message}` : 'starting');
+    const started = ctx.startInBackground('catalog', () => writer.start(), {
+      afterFailure: () => writer.close().catch(() => {}),
+      stop: () => writer.close(),
     });
-
     await ctx.http.register(webhookPlugin, {
       prefix: '/webhooks',
       writer: {
         write: async (records) => {
-          if (!ready) throw new Error('catalog writer is starting');
+          if (!started.up) throw new Error('catalog writer is starting');
           return writer.write(records);
         },
       },
@@ -119,11 +101,6 @@ export const catalogModule: AppModule = {
       bodyLimitBytes: config.CATALOG_WEBHOOK_BODY_LIMIT_BYTES,
       dedupHours: config.CATALOG_WEBHOOK_DEDUP_HOURS,
       logger: ctx.logger.child({ component: 'catalog-webhooks' }),
-    });
-    ctx.onClose(async () => {
-      closing = true;
-      await starting;
-      await writer.close();
     });
   },
 };
