@@ -15,11 +15,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEMO_BLOCKS, generateDemoStore } from '../deploy/demo/generator.ts';
-import { renderImage } from '../deploy/demo/images.ts';
-import { catalogLines, DemoStateSchema } from '../deploy/demo/load.ts';
-import { bundleQuality, coViewQuality, searchQuality, trendingRank } from '../deploy/demo/quality.ts';
-import { PRODUCT_TYPES } from '../deploy/demo/vocab.ts';
+import { DEMO_BLOCKS, generateDemoStore } from '../services/demo/generator/generator.ts';
+import { renderImage } from '../services/demo/generator/images.ts';
+import { catalogLines, DemoStateSchema } from '../services/demo/generator/load.ts';
+import { bundleQuality, coViewQuality, searchQuality, trendingRank } from '../services/demo/generator/quality.ts';
+import { PRODUCT_TYPES } from '../services/demo/generator/vocab.ts';
 import { freePorts } from '../deploy/local/stack.ts';
 import { recordsForImport } from '../services/catalog/import.ts';
 

@@ -4,18 +4,18 @@
 // writer, saves its id and access token in DATA_DIR/demo-store.json (0600) and announces the token and a
 // ready-to-paste curl line, which `npm start` prints. A later start reads the file and announces the SAME
 // token. The store is usable as soon as the app is up; the heavy part — configuration, the generated
-// catalog (deploy/demo/generator.ts), the replay of simulated shopper sessions through POST /beacon and
+// catalog (services/demo/generator/generator.ts), the replay of simulated shopper sessions through POST /beacon and
 // the read API — runs in the background after the server listens, with progress in the log, resuming
-// where a previous run stopped (deploy/demo/load.ts).
+// where a previous run stopped (services/demo/generator/load.ts).
 //
 // It also serves the demo product images, rendered with sharp on first request: GET /demo/images/<name>.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
-import { ImageCache } from '../../deploy/demo/images.ts';
-import { DEMO_STORE_NAME, type DemoState, readDemoState, writeDemoState } from '../../deploy/demo/load.ts';
-import type { DemoWorkerData } from '../../deploy/demo/worker.ts';
-import { BURST_LINE } from '../../deploy/demo/vocab.ts';
+import { ImageCache } from './generator/images.ts';
+import { DEMO_STORE_NAME, type DemoState, readDemoState, writeDemoState } from './generator/load.ts';
+import type { DemoWorkerData } from './generator/worker.ts';
+import { BURST_LINE } from './generator/vocab.ts';
 import type { AppContext, AppModule } from '../app/context.ts';
 import { storeDirectory } from '../store-config/module.ts';
 import { openConfigWriter, writerOptionsFromConfig } from '../store-config/writer.ts';
@@ -30,7 +30,7 @@ function publicHost(host: string): string {
  * What the printed request types: the start of the demo store's planted trending query. Suggestions come
  * from what shoppers searched (the trending aggregate), and every demo store, whatever its seed, has
  * `<BURST_LINE> <product type>` as its trending burst — searched by the last replayed sessions, whose
- * shoppers type these same letters into autocomplete (deploy/demo/generator.ts, ground truth `trending`).
+ * shoppers type these same letters into autocomplete (services/demo/generator/generator.ts, ground truth `trending`).
  */
 export const DEMO_SUGGEST_PREFIX = BURST_LINE.slice(0, 3).toLowerCase();
 
@@ -140,7 +140,7 @@ export const demoModule: AppModule = {
       const addr = ctx.http.server.address();
       const port = addr && typeof addr === 'object' ? addr.port : config.HTTP_PORT;
       const data: DemoWorkerData = { config, state: st, listenUrl: `http://${publicHost(config.HOST)}:${port}` };
-      const w = new Worker(new URL('../../deploy/demo/worker.ts', import.meta.url), {
+      const w = new Worker(new URL('./generator/worker.ts', import.meta.url), {
         workerData: data,
         name: 'demo-loader',
       });

@@ -13,16 +13,16 @@ import {
   normalizeProduct,
 } from '../../services/catalog/normalize.ts';
 import { recordsForImport } from '../../services/catalog/import.ts';
-import { beaconEvent } from '../../deploy/demo/events.ts';
-import { catalogLines } from '../../deploy/demo/load.ts';
+import { beaconEvent } from '../../services/demo/generator/events.ts';
+import { catalogLines } from '../../services/demo/generator/load.ts';
 import {
   type DemoStore,
   demoHash,
   generateDemoStore,
   orderInput,
   productIndexOf,
-} from '../../deploy/demo/generator.ts';
-import { Rng } from '../../deploy/demo/prng.ts';
+} from '../../services/demo/generator/generator.ts';
+import { Rng } from '../../services/demo/generator/prng.ts';
 
 const SMALL = { products: 1_500, sessions: 600 };
 const NOW = Date.UTC(2026, 5, 1, 12);
@@ -53,6 +53,17 @@ describe('prng', () => {
 });
 
 describe('generator determinism', () => {
+  // The generator's output recorded before it was split along its sections (issue #15): a refactoring
+  // must keep every product, collection, price, config item, session and the ground truth byte-equal.
+  it('produces exactly the recorded stores (output hashes from before the generator was split)', () => {
+    expect(demoHash(generateDemoStore({ products: 400, sessions: 300, seed: 'snapshot' }))).toBe(
+      'e6457adab557f1eb4dc90c3987f29407d975f0eee57d4c03d2e53e40cd2e9928',
+    );
+    expect(demoHash(generateDemoStore({ products: 2_000, sessions: 500, seed: 'demo' }))).toBe(
+      '5f65d5a9f8b4d8f980bc7461a9bccfa6ce6ee7295ac01db996876e13edc4b87d',
+    );
+  });
+
   it('same seed → identical output hash; different seed → different', () => {
     const h1 = demoHash(generateDemoStore({ seed: 'alpha', ...SMALL }));
     const h2 = demoHash(generateDemoStore({ seed: 'alpha', ...SMALL }));

@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, describe, expect, it } from 'vitest';
-import { IMAGE_SIZE } from '../../deploy/demo/generator.ts';
-import { allImageNames, ImageCache, parseImageName, renderImage } from '../../deploy/demo/images.ts';
-import { PRODUCT_TYPES } from '../../deploy/demo/vocab.ts';
+import { IMAGE_SIZE } from '../../services/demo/generator/generator.ts';
+import { allImageNames, ImageCache, parseImageName, renderImage } from '../../services/demo/generator/images.ts';
+import { PRODUCT_TYPES } from '../../services/demo/generator/vocab.ts';
 
 async function pixels(png: Buffer): Promise<Buffer> {
   return sharp(png).removeAlpha().raw().toBuffer();

@@ -14,8 +14,8 @@ import { TOPICS } from '../../schemas/topics.ts';
 import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { freePorts } from '../../deploy/local/stack.ts';
-import { generateDemoStore } from '../../deploy/demo/generator.ts';
-import { type DemoState, DemoStateSchema } from '../../deploy/demo/load.ts';
+import { generateDemoStore } from '../../services/demo/generator/generator.ts';
+import { type DemoState, DemoStateSchema } from '../../services/demo/generator/load.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

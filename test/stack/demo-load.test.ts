@@ -7,15 +7,15 @@
 // loader wrote is checked in the catalog projections: every product, the second market's prices, the B2B
 // catalog's scope.
 import { afterAll, describe, expect, it } from 'vitest';
-import { TopicCatalogSink } from '../../deploy/demo/catalog-sink.ts';
+import { TopicCatalogSink } from '../../services/demo/generator/catalog-sink.ts';
 import {
   DEMO_B2B_CATALOG_ID,
   DEMO_EU_PRICE_LIST,
   DEMO_WHOLESALE_PRICE_LIST,
   generateDemoStore,
-} from '../../deploy/demo/generator.ts';
-import { applyDemoConfig, loadCatalog, type ReplayStats, replaySessions } from '../../deploy/demo/load.ts';
-import { bundleQuality, coViewQuality, trendingRank } from '../../deploy/demo/quality.ts';
+} from '../../services/demo/generator/generator.ts';
+import { applyDemoConfig, loadCatalog, type ReplayStats, replaySessions } from '../../services/demo/generator/load.ts';
+import { bundleQuality, coViewQuality, trendingRank } from '../../services/demo/generator/quality.ts';
 import { loadConfig } from '../../services/common/config.ts';
 import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';

@@ -9,7 +9,7 @@
 // - a trending burst: a query nobody searched before, searched by many distinct sessions in the last hour;
 // - bundles: groups of complementary products bought together in orders.
 //
-// Everything is a pure function of the seed (deploy/demo/prng.ts; never Math.random) and of the options,
+// Everything is a pure function of the seed (services/demo/generator/prng.ts; never Math.random) and of the options,
 // so tests and benchmarks can measure relevance and recommendation quality against `groundTruth` as
 // numbers. Products and sessions are built lazily from small per-item specs, each from its own PRNG
 // stream, so 100k products generate in seconds and a replay can resume at any session.
@@ -25,8 +25,8 @@ import type {
   ShopifyContentInput,
   ShopifyOrderInput,
   ShopifyProductInput,
-} from '../../schemas/catalog.ts';
-import type { ConfigInput } from '../../schemas/config.ts';
+} from '../../../schemas/catalog.ts';
+import type { ConfigInput } from '../../../schemas/config.ts';
 import { Rng } from './prng.ts';
 import {
   BUNDLE_TEMPLATES,

@@ -1,5 +1,5 @@
 // A small seeded pseudo-random generator for the demo store: the same seed always gives the same store,
-// sessions and ground truth (tests and benchmarks rely on that), so nothing in deploy/demo may call
+// sessions and ground truth (tests and benchmarks rely on that), so nothing in services/demo/generator may call
 // Math.random. sfc32 (Chris Doty-Humphrey's Small Fast Counting generator, 128-bit state, passes
 // PractRand) seeded through cyrb128 from a string; `fork(label)` derives an independent stream, so a
 // part of the store (one session, one product) can be generated alone, lazily, in any order.

@@ -5,12 +5,12 @@
 // acknowledged every record, so the loader's progress marks never run ahead of the log. Records are
 // keyed and compacted: writing the same demo store twice converges to the same state.
 import type { Redis } from 'ioredis';
-import type { Kafka } from '../../services/common/kafka/index.ts';
-import { createValueCodec } from '../../services/common/kafka/codec.ts';
-import { recordsForImport } from '../../services/catalog/import.ts';
-import { CatalogWriter, type OutRecord, type WriterTopic } from '../../services/catalog/writer.ts';
-import type { Config } from '../../services/common/config.ts';
-import type { Logger } from '../../services/common/logger.ts';
+import type { Kafka } from '../../common/kafka/index.ts';
+import { createValueCodec } from '../../common/kafka/codec.ts';
+import { recordsForImport } from '../../catalog/import.ts';
+import { CatalogWriter, type OutRecord, type WriterTopic } from '../../catalog/writer.ts';
+import type { Config } from '../../common/config.ts';
+import type { Logger } from '../../common/logger.ts';
 
 export type ImportLine = {
   type: 'product' | 'collection' | 'article' | 'page' | 'inventory_level' | 'price' | 'b2b_catalog' | 'order';

@@ -1,14 +1,14 @@
 // The background load of the demo store, phase by phase, with progress in the log and in
 // DATA_DIR/demo-store.json: configuration → catalog → session replay → image pre-rendering. Each phase
 // is idempotent; a run that stops anywhere (crash, Ctrl-C) resumes at the next start. Runs in a worker
-// thread of the app (deploy/demo/worker.ts) so the CPU-heavy generation and normalization never stall
+// thread of the app (services/demo/generator/worker.ts) so the CPU-heavy generation and normalization never stall
 // the app's event loop.
 import path from 'node:path';
-import type { Config } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka/index.ts';
-import type { Logger } from '../../services/common/logger.ts';
-import { createRedis } from '../../services/common/redis.ts';
-import { openConfigWriter, writerOptionsFromConfig } from '../../services/store-config/writer.ts';
+import type { Config } from '../../common/config.ts';
+import { createKafka } from '../../common/kafka/index.ts';
+import type { Logger } from '../../common/logger.ts';
+import { createRedis } from '../../common/redis.ts';
+import { openConfigWriter, writerOptionsFromConfig } from '../../store-config/writer.ts';
 import { TopicCatalogSink } from './catalog-sink.ts';
 import { generateDemoStore } from './generator.ts';
 import { ImageCache } from './images.ts';

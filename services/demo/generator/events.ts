@@ -1,6 +1,6 @@
 // Simulated session steps → the engagement events a storefront would send to POST /beacon
 // (schemas/events.ts). Pure, so tests validate every generated event against the beacon's own schemas.
-import type { EventType } from '../../schemas/events.ts';
+import type { EventType } from '../../../schemas/events.ts';
 import type { SimSession, SimStep } from './generator.ts';
 
 /** An event as the client sends it (JSON); `parseEvent` in schemas/events.ts is what validates it. */

@@ -11,8 +11,8 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import type { Logger } from '../../services/common/logger.ts';
-import type { ConfigWriter } from '../../services/store-config/writer.ts';
+import type { Logger } from '../../common/logger.ts';
+import type { ConfigWriter } from '../../store-config/writer.ts';
 import type { ImportLine, TopicCatalogSink } from './catalog-sink.ts';
 import { beaconEvent } from './events.ts';
 import { type DemoStore, orderInput, type SimSession } from './generator.ts';

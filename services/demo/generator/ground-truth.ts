@@ -2,7 +2,7 @@
 // notebooks and external benchmarks). The store is regenerated from the inputs saved with it, so this
 // is exactly what its sessions were generated from. The access token is not printed.
 //
-//   node deploy/demo/ground-truth.ts [DATA_DIR]        (default: $DATA_DIR or ./data)
+//   node services/demo/generator/ground-truth.ts [DATA_DIR]        (default: $DATA_DIR or ./data)
 import path from 'node:path';
 import { generateDemoStore } from './generator.ts';
 import { readDemoState } from './load.ts';

@@ -1,9 +1,9 @@
 // Worker-thread entry of the demo load (started by services/demo/module.ts). Receives the resolved
 // configuration, the demo state and the app's address; a `stop` message aborts the run at the next
-// step boundary (every phase is resumable, see deploy/demo/runner.ts).
+// step boundary (every phase is resumable, see services/demo/generator/runner.ts).
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Config } from '../../services/common/config.ts';
-import { createLogger } from '../../services/common/logger.ts';
+import type { Config } from '../../common/config.ts';
+import { createLogger } from '../../common/logger.ts';
 import type { DemoState } from './load.ts';
 import { runDemoLoad } from './runner.ts';
 
