@@ -21,7 +21,7 @@ import { catalogLines, DemoStateSchema } from '../services/demo/generator/load.t
 import { bundleQuality, coViewQuality, searchQuality, trendingRank } from '../services/demo/generator/quality.ts';
 import { PRODUCT_TYPES } from '../services/demo/generator/vocab.ts';
 import { freePorts } from '../deploy/local/stack.ts';
-import { recordsForImport } from '../services/catalog/import.ts';
+import { recordsForImport } from '../services/catalog/importer.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });

@@ -3,7 +3,7 @@
 import { Writable } from 'node:stream';
 import cliProgress from 'cli-progress';
 import { describe, expect, it } from 'vitest';
-import { importProgressDisplay } from '../../services/catalog/import.ts';
+import { importProgressDisplay } from '../../services/catalog/importer.ts';
 
 /** A terminal-like stream that records what is written, with ANSI control sequences removed. */
 function fakeTerminal() {

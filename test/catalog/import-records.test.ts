@@ -1,7 +1,7 @@
 // The import's line → records mapping and JSON-array line numbering (the Kafka side is in
 // test/stack/catalog-import.test.ts).
 import { describe, expect, it } from 'vitest';
-import { arrayElementStarts, recordsForImport } from '../../services/catalog/import.ts';
+import { arrayElementStarts, recordsForImport } from '../../services/catalog/importer.ts';
 import { shopifyCollection, shopifyProduct } from './fixtures.ts';
 
 const now = '2026-01-01T00:00:00.000Z';

@@ -12,7 +12,7 @@ import {
   normalizePrice,
   normalizeProduct,
 } from '../../services/catalog/normalize.ts';
-import { recordsForImport } from '../../services/catalog/import.ts';
+import { recordsForImport } from '../../services/catalog/importer.ts';
 import { beaconEvent } from '../../services/demo/generator/events.ts';
 import { catalogLines } from '../../services/demo/generator/load.ts';
 import {

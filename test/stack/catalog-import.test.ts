@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createValueCodec } from '../../services/common/kafka/codec.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { checkpointPath, runImport } from '../../services/catalog/import.ts';
+import { checkpointPath, runImport } from '../../services/catalog/importer.ts';
 import { CatalogWriter } from '../../services/catalog/writer.ts';
 import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';

@@ -7,7 +7,7 @@
 import type { Redis } from 'ioredis';
 import type { Kafka } from '../../common/kafka/index.ts';
 import { createValueCodec } from '../../common/kafka/codec.ts';
-import { recordsForImport } from '../../catalog/import.ts';
+import { recordsForImport } from '../../catalog/importer.ts';
 import { CatalogWriter, type OutRecord, type WriterTopic } from '../../catalog/writer.ts';
 import type { Config } from '../../common/config.ts';
 import type { Logger } from '../../common/logger.ts';
