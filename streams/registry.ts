@@ -7,11 +7,12 @@ import {
   catalogInventoryProcessor,
   catalogPricingProcessor,
   catalogProductsProcessor,
-} from '../streams/catalog/index.ts';
+} from './catalog/index.ts';
 import { eventsProcessor } from './events/processor.ts';
 import { ordersProcessor } from './orders/processor.ts';
 import { rejectedProcessor } from './rejected/processor.ts';
 import { requestsProcessor } from './requests/processor.ts';
+import { storeConfigProcessor } from './store-config/processor.ts';
 import type { Processor } from './runtime/types.ts';
 
 export const PROCESSORS: Record<string, Processor<any>> = {
@@ -25,6 +26,8 @@ export const PROCESSORS: Record<string, Processor<any>> = {
   catalog_content: catalogContentProcessor,
   catalog_inventory: catalogInventoryProcessor,
   catalog_pricing: catalogPricingProcessor,
+  // the analysts' projection of the store configuration (compacted; tombstones are deletes)
+  store_config: storeConfigProcessor,
 };
 
 /** The processor of a name; `catalog-products` is accepted for `catalog_products` (and so on). */

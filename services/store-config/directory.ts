@@ -1,18 +1,14 @@
 // The store-config projection: consumes the compacted topic `stores.config.v1` from the beginning into
-// memory and answers `StoreDirectory` (token → store, store configuration). Optionally it also projects
-// every record into ClickHouse (`store_config`, migrations 0200/0201) for analysts.
+// memory and answers `StoreDirectory` (token → store, store configuration). The analysts' ClickHouse
+// projection of the same topic (`store_config`) is a stream processor: streams/store-config/processor.ts.
 //
 // - One consumer (services/common/kafka) per process with a unique group id, `fromBeginning`, no offset commits: every
 //   process rebuilds the full state from the compacted log at start (small: configuration only).
 // - `ready()` resolves once the consumed position reached the high watermarks read at call time.
 // - Tokens: a Map from SHA-256(token) hex → token; the match is confirmed with crypto.timingSafeEqual on
 //   the digest bytes. Tokens themselves never reach the log or memory.
-// - The ClickHouse sink is decoupled from the in-memory state: memory is updated first (visibility is
-//   what services wait on), rows are queued and inserted in batches with a dedup token derived from
-//   (topic, partition, first offset, last offset); at start the sink skips offsets already in the table.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ulid } from 'ulid';
-import type { Db } from '../../clickhouse/client.ts';
 import {
   CONFIG_SCHEMAS,
   type ConfigKind,
@@ -40,8 +36,6 @@ const recordsApplied = counter('store_config_records_total', 'stores.config.v1 r
   'result',
 ]);
 const positionGauge = gauge('store_config_position', 'next offset the store-config directory will read', ['partition']);
-const sinkRows = counter('store_config_sink_rows_total', 'store_config rows inserted into ClickHouse');
-const sinkErrors = counter('store_config_sink_errors_total', 'failed store_config ClickHouse inserts (retried)');
 
 interface Item {
   version: string;
@@ -61,24 +55,10 @@ export interface DirectoryOptions {
   topic: string;
   codec: EnvelopeCodec;
   logger: Logger;
-  /** project into ClickHouse table store_config as well */
-  db?: Db;
   /** consumer group id prefix; a unique suffix is added per instance */
   groupIdPrefix?: string;
   /** create the topic when it does not exist (default true) */
   ensureTopic?: boolean;
-}
-
-interface SinkRow {
-  store_id: string;
-  kind: string;
-  item_id: string;
-  version: string;
-  written_at: string;
-  deleted: number;
-  payload: string;
-  partition: number;
-  offset: string;
 }
 
 export class ConfigDirectory implements StoreDirectory {
@@ -97,11 +77,6 @@ export class ConfigDirectory implements StoreDirectory {
   private started = false;
   private stopped = false;
   private failure?: Error;
-  // ClickHouse sink
-  private sinkQueue: SinkRow[] = [];
-  private sinkFrom = new Map<number, bigint>();
-  private sinkLoop?: Promise<void>;
-  private sinkWake?: () => void;
 
   constructor(opts: DirectoryOptions) {
     this.opts = opts;
@@ -128,13 +103,6 @@ export class ConfigDirectory implements StoreDirectory {
     });
     this.consumer = consumer;
     if (this.opts.ensureTopic !== false) await ensureTopics(kafka, [topicConfig('storeConfig', topic)], this.log);
-    if (this.opts.db) {
-      const rows = await this.opts.db.query<{ partition: number; next: string }>(
-        'SELECT `partition`, toString(max(`offset`) + 1) AS next FROM store_config GROUP BY `partition`',
-      );
-      for (const r of rows) this.sinkFrom.set(Number(r.partition), BigInt(r.next));
-      this.sinkLoop = this.runSink();
-    }
     await consumer.start((batch) => this.onBatch(batch));
   }
 
@@ -142,8 +110,6 @@ export class ConfigDirectory implements StoreDirectory {
     if (this.stopped) return;
     this.stopped = true;
     await this.consumer?.stop();
-    this.sinkWake?.();
-    await this.sinkLoop;
     for (const w of this.waiters) w();
   }
 
@@ -170,7 +136,7 @@ export class ConfigDirectory implements StoreDirectory {
     offset: string,
     keyBuf: Buffer | null,
     valueBuf: Buffer | null,
-    timestamp: string,
+    _timestamp: string,
   ): Promise<void> {
     const key = keyBuf ? parseConfigKey(keyBuf.toString('utf8')) : undefined;
     if (!key || !isConfigKind(key.kind)) {
@@ -184,17 +150,6 @@ export class ConfigDirectory implements StoreDirectory {
     const kind = key.kind;
     if (valueBuf === null) {
       this.remove(key.storeId, kind, key.itemId);
-      this.queueSink({
-        store_id: key.storeId,
-        kind,
-        item_id: key.itemId,
-        version: '',
-        written_at: chTime(Number(timestamp)),
-        deleted: 1,
-        payload: '',
-        partition,
-        offset,
-      });
       recordsApplied.inc({ result: 'tombstone' });
       this.emit({ storeId: key.storeId, kind, itemId: key.itemId, deleted: true, offset });
       return;
@@ -237,17 +192,6 @@ export class ConfigDirectory implements StoreDirectory {
       writtenAt: envelope.written_at,
       offset,
       value,
-    });
-    this.queueSink({
-      store_id: key.storeId,
-      kind,
-      item_id: key.itemId,
-      version: envelope.version,
-      written_at: chTime(envelope.written_at),
-      deleted: 0,
-      payload: JSON.stringify(forAnalysts(kind, value)),
-      partition,
-      offset,
     });
     recordsApplied.inc({ result: 'applied' });
     this.emit({ storeId: key.storeId, kind, itemId: key.itemId, deleted: false, offset });
@@ -317,61 +261,6 @@ export class ConfigDirectory implements StoreDirectory {
   private fail(err: Error): void {
     this.failure = err;
     this.notify();
-  }
-
-  // -------------------------------------------------------------------------------------------------
-  // ClickHouse sink
-
-  private queueSink(row: SinkRow): void {
-    if (!this.opts.db) return;
-    const from = this.sinkFrom.get(row.partition);
-    if (from !== undefined && BigInt(row.offset) < from) return;
-    this.sinkQueue.push(row);
-    this.sinkWake?.();
-  }
-
-  private async runSink(): Promise<void> {
-    const db = this.opts.db as Db;
-    let backoff = 200;
-    while (true) {
-      if (this.sinkQueue.length === 0) {
-        if (this.stopped) return;
-        await new Promise<void>((r) => {
-          this.sinkWake = r;
-          setTimeout(r, 1_000).unref();
-        });
-        continue;
-      }
-      // a batch never spans partitions, so its dedup token names one offset range
-      const partition = this.sinkQueue[0].partition;
-      let n = 0;
-      while (n < this.sinkQueue.length && n < 5_000 && this.sinkQueue[n].partition === partition) n++;
-      const rows = this.sinkQueue.slice(0, n);
-      const token = `${this.opts.topic}-${partition}-${rows[0].offset}-${rows[rows.length - 1].offset}`;
-      try {
-        await db.insert('store_config', rows, { dedupToken: token });
-        this.sinkQueue.splice(0, n);
-        this.sinkFrom.set(partition, BigInt(rows[rows.length - 1].offset) + 1n);
-        sinkRows.inc(n);
-        backoff = 200;
-      } catch (err) {
-        sinkErrors.inc();
-        this.log.warn({ err, rows: n, token }, 'store_config insert failed; retrying');
-        if (this.stopped) return;
-        await new Promise((r) => setTimeout(r, backoff).unref());
-        backoff = Math.min(backoff * 2, 10_000);
-      }
-    }
-  }
-
-  /** resolves when every record queued so far is in ClickHouse (tests, shutdown) */
-  async sinkFlushed(timeoutMs = 30_000): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.sinkQueue.length > 0) {
-      if (Date.now() > deadline) return false;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return true;
   }
 
   // -------------------------------------------------------------------------------------------------
@@ -518,21 +407,9 @@ export class ConfigDirectory implements StoreDirectory {
   }
 }
 
-/** The analysts' copy leaves secrets out: webhook secrets and token hashes. */
-function forAnalysts(kind: ConfigKind, value: unknown): unknown {
-  if (kind === 'webhook_secret') return { ...(value as object), secret: '[redacted]' };
-  if (kind === 'access_token') return { ...(value as object), sha256: '[redacted]' };
-  return value;
-}
-
 function isTransient(err: unknown): boolean {
   const e = err as { name?: string; status?: number };
   return e?.name === 'RegistryError' && (e.status === 0 || (e.status ?? 0) >= 500 || e.status === 429);
-}
-
-function chTime(ms: number): string {
-  const d = new Date(Number.isFinite(ms) ? ms : 0);
-  return d.toISOString().replace('T', ' ').replace('Z', '');
 }
 
 export function toStoreRecord(s: ConfigPayload<'store'>): StoreRecord {

@@ -46,7 +46,6 @@ export const storeConfigModule: AppModule = {
       topic,
       codec: createEnvelopeCodec({ registryUrl: ctx.config.schemaRegistryUrl, topic }),
       logger: ctx.logger,
-      db: ctx.db,
       groupIdPrefix: 'store-config-directory-app',
       ensureTopic: false, // the composer created every topic
     });

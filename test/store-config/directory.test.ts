@@ -1,16 +1,14 @@
-// The store-config writer and directory against a real embedded broker and a private chDB: tokens,
-// suspension, every kind written and read back, tombstones, export/import, the ClickHouse projection,
-// and a restart of broker and directory (the compacted topic is replayed into the same state).
+// The store-config writer and directory against a real embedded broker: tokens, suspension, every kind
+// written and read back, tombstones, export/import, and a restart of broker and directory (the compacted
+// topic is replayed into the same state). The ClickHouse projection is a stream processor
+// (test/streams/store-config.test.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../../clickhouse/client.ts';
-import { migrate } from '../../clickhouse/migrate.ts';
 import { CONFIG_KINDS, type ConfigKind, itemIdOf, validateConfig } from '../../schemas/config.ts';
 import { createKafka } from '../../services/common/kafka/index.ts';
-import { registry as registry_ } from '../../services/common/metrics.ts';
 import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import { createEnvelopeCodec } from '../../services/store-config/codec.ts';
 import { type RunningSchemaRegistry, startSchemaRegistry } from '../../services/schema-registry/index.ts';
@@ -22,7 +20,6 @@ import {
   NotFoundError,
   openConfigWriter,
 } from '../../services/store-config/writer.ts';
-import { privateDb } from '../helpers/chdb.ts';
 import { SAMPLE_BLOCK_ID, SAMPLE_FALLBACK_BLOCK_ID, sampleItems } from '../helpers/stores.ts';
 
 const logger = pino({ level: process.env.TEST_LOG ?? 'warn' });
@@ -31,17 +28,15 @@ let dataDir: string;
 let broker: Broker;
 let writer: ConfigWriter;
 let directory: ConfigDirectory;
-let db: Db;
 let registry: RunningSchemaRegistry;
 
-function newDirectory(b: Broker, withDb = true): ConfigDirectory {
+function newDirectory(b: Broker): ConfigDirectory {
   const kafka = createKafka([`127.0.0.1:${b.port}`], 'test-directory', logger);
   return new ConfigDirectory({
     kafka,
     topic: TOPIC,
     codec: createEnvelopeCodec({ registryUrl: registry.url, topic: TOPIC }),
     logger,
-    db: withDb ? db : undefined,
   });
 }
 
@@ -49,8 +44,6 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'sd-store-config-'));
   broker = await startBroker({ port: 0, dataDir, logger, groupOptions: { initialRebalanceDelayMs: 50 } });
   registry = await startSchemaRegistry({ brokers: [`127.0.0.1:${broker.port}`], topic: '_schemas', port: 0, logger });
-  db = await privateDb(`store_config_${process.pid}`);
-  await migrate(db);
   writer = openConfigWriter({ brokers: [`127.0.0.1:${broker.port}`], registryUrl: registry.url, logger });
   directory = newDirectory(broker);
   await directory.start();
@@ -62,7 +55,6 @@ afterAll(async () => {
   await directory?.stop();
   await registry?.close();
   await broker?.close();
-  await db?.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -344,36 +336,10 @@ describe('configuration items', () => {
     expect(await used('market', 'us')).toEqual([expect.stringContaining("the store's primary_market")]);
     expect(directory.item(storeId, 'sort_order', 'best_selling')).toBeDefined();
   });
-
-  it('projects every record into ClickHouse (latest state per item, tombstones removed)', async () => {
-    expect(await directory.sinkFlushed()).toBe(true);
-    const rows = await db.query<{ kind: string; item_id: string; payload: string }>(
-      'SELECT kind, item_id, payload FROM store_config_current WHERE store_id = {store:String} ORDER BY kind, item_id',
-      { store: storeId },
-    );
-    const keys = rows.map((r) => `${r.kind}|${r.item_id}`);
-    expect(keys).toContain(`block|${SAMPLE_BLOCK_ID}`);
-    expect(keys).toContain(`store|${storeId}`);
-    expect(keys).not.toContain('synonym|to-delete');
-    // secrets stay out of the analysts' copy
-    expect(JSON.parse(rows.find((r) => r.kind === 'webhook_secret')?.payload ?? '{}')).toMatchObject({
-      id: 'hook-1',
-      secret: '[redacted]',
-    });
-    expect(JSON.stringify(rows)).not.toContain('a-very-secret-webhook-key');
-    expect(directory.item(storeId, 'webhook_secret', 'hook-1')?.secret).toBe('a-very-secret-webhook-key');
-    const market = rows.find((r) => r.kind === 'market');
-    expect(JSON.parse(market?.payload ?? '{}')).toMatchObject({ code: 'us', currency: 'USD' });
-    const tomb = await db.query<{ n: number }>(
-      "SELECT count() AS n FROM store_config WHERE store_id = {store:String} AND kind = 'synonym' AND item_id = 'to-delete' AND deleted = 1",
-      { store: storeId },
-    );
-    expect(Number(tomb[0].n)).toBe(1);
-  });
 });
 
 describe('restart', () => {
-  it('rebuilds the same state from the compacted topic after a broker and directory restart, without duplicating ClickHouse rows', async () => {
+  it('rebuilds the same state from the compacted topic after a broker and directory restart', async () => {
     const snapshot = (d: ConfigDirectory) =>
       d.listStores().map((s) => ({
         s,
@@ -381,14 +347,6 @@ describe('restart', () => {
       }));
     const before = snapshot(directory);
     expect(before.length).toBeGreaterThanOrEqual(4);
-    const current = () =>
-      db.query(
-        'SELECT store_id, kind, item_id, version, payload FROM store_config_current ORDER BY store_id, kind, item_id',
-      );
-    const beforeRows = await current();
-    const sunk = async () =>
-      (await registry_.getSingleMetric('store_config_sink_rows_total')?.get())?.values[0]?.value ?? 0;
-    const sunkBefore = await sunk();
     await writer.close();
     await directory.stop();
     await registry.close();
@@ -401,14 +359,6 @@ describe('restart', () => {
     await directory.start();
     await directory.ready();
     expect(snapshot(directory)).toEqual(before);
-    expect(await directory.sinkFlushed()).toBe(true);
-    // same projection; the replay inserted no rows (the sink resumes after the last offset in the table)
-    expect(await current()).toEqual(beforeRows);
-    expect(await sunk()).toBe(sunkBefore);
-    const dup = await db.query<{ n: number }>(
-      'SELECT count() - uniqExact(`partition`, `offset`) AS n FROM store_config',
-    );
-    expect(Number(dup[0].n)).toBe(0);
     writer = openConfigWriter({ brokers: [`127.0.0.1:${broker.port}`], registryUrl: registry.url, logger });
   });
 });
