@@ -24,6 +24,7 @@ import { createRedis } from '../../services/common/redis.ts';
 import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import { startSchemaRegistry, type RunningSchemaRegistry } from '../../services/schema-registry/index.ts';
 import { selectProcessors } from '../../streams/registry.ts';
+import type { ReplayEnv } from '../../streams/replay/replay.ts';
 import { type Streams, startStreams } from '../../streams/service.ts';
 import { privateDb } from '../helpers/chdb.ts';
 
@@ -277,6 +278,8 @@ export interface StreamsHarness {
   streams: Streams;
   config: Config;
   logger: Logger;
+  /** what runReplay needs to replay against these live processors */
+  replayEnv(): ReplayEnv;
   /** stops the processors, then Redis, chDB and the infrastructure */
   stop(): Promise<void>;
 }
@@ -321,6 +324,16 @@ export async function startStreamsHarness(
     streams,
     config,
     logger,
+    replayEnv: () => ({
+      config,
+      db,
+      redis,
+      kafka: infra.kafka,
+      logger,
+      streams,
+      deps: streams.deps,
+      runOptions: streams.runOptions,
+    }),
     async stop() {
       await streams.stop();
       redis.disconnect();

@@ -1,8 +1,3 @@
-// The processors in this process over a private chDB database, against the real broker, registry and
-// redis-server: poison messages go to the DLQ without blocking the partition, trending notifications
-// reach `agg:trending` with the current votes, the query helpers rank what the stream produced, and a
-// replay rebuilds identical aggregates and swaps them without a gap in reads.
-import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
@@ -23,7 +18,7 @@ import { type Config, loadConfig } from '../../services/common/config.ts';
 import { registry } from '../../services/common/metrics.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { type ReplayEvent, runReplay } from '../../streams/replay/replay.ts';
-import { applyRetention, type Streams } from '../../streams/service.ts';
+import { applyRetention } from '../../streams/service.ts';
 import { parseTrendingMessage, TRENDING_CHANNEL, type TrendingCell } from '../../schemas/channels.ts';
 import { privateDb } from '../helpers/chdb.ts';
 import {
@@ -59,14 +54,12 @@ describe('stream processors in process', () => {
   let harness: StreamsHarness;
   let infra: Infra;
   let db: Db;
-  let redis: Redis;
-  let streams: Streams;
   let config: Config;
   let logger: Logger;
 
   beforeAll(async () => {
     harness = await startStreamsHarness('streams', { env: { STREAMS_MAX_BATCH_MESSAGES: '200' }, processors: 'all' });
-    ({ infra, db, redis, streams, config, logger } = harness);
+    ({ infra, db, config, logger } = harness);
   });
   afterAll(() => harness?.stop());
 
@@ -640,16 +633,7 @@ describe('stream processors in process', () => {
       }
     })();
 
-    const env = {
-      config,
-      db,
-      redis,
-      kafka: infra.kafka,
-      logger,
-      streams,
-      deps: streams.deps,
-      runOptions: streams.runOptions,
-    };
+    const env = harness.replayEnv();
     for (const processor of ['events', 'requests', 'orders']) {
       const events: ReplayEvent[] = [];
       const result = await runReplay(env, { processor, from: { kind: 'earliest' } }, (e) => events.push(e));
@@ -792,16 +776,7 @@ describe('stream processors in process', () => {
         [1, p1.high + 1000n],
       ]),
     };
-    const env = {
-      config,
-      db,
-      redis,
-      kafka: infra.kafka,
-      logger,
-      streams,
-      deps: streams.deps,
-      runOptions: streams.runOptions,
-    };
+    const env = harness.replayEnv();
     const events: ReplayEvent[] = [];
     const result = await runReplay(env, { processor: 'requests', from }, (e) => events.push(e));
     let expected = p0.high - n;

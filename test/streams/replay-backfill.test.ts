@@ -1,16 +1,9 @@
-// The columns added to the raw tables by migrations 0123-0125 (fields that were logged but had no column)
-// are filled for rows written before them by a replay from the log: the rows are first put in the state
-// the migration leaves them in (columns dropped, then the migration's own statements run again, so old
-// rows read the defaults), then `runReplay` rebuilds each table from the log and the values are there.
-import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { loadMigrations } from '../../clickhouse/migrate.ts';
 import { requestEvent } from '../../schemas/requests.ts';
-import type { Config } from '../../services/common/config.ts';
 import { runReplay } from '../../streams/replay/replay.ts';
-import type { Streams } from '../../streams/service.ts';
 import {
   enrichedEvent,
   type Infra,
@@ -20,7 +13,6 @@ import {
   startStreamsHarness,
   waitCaughtUp,
 } from './helpers.ts';
-import type { Logger } from '../../services/common/logger.ts';
 
 const STORE = 'backfill';
 const AT = '2026-11-20T10:00:00.000Z';
@@ -56,14 +48,10 @@ describe('replay backfills the columns added after the data was logged', () => {
   let harness: StreamsHarness;
   let infra: Infra;
   let db: Db;
-  let redis: Redis;
-  let streams: Streams;
-  let config: Config;
-  let logger: Logger;
 
   beforeAll(async () => {
     harness = await startStreamsHarness('backfill', { processors: 'events,requests,orders' });
-    ({ infra, db, redis, streams, config, logger } = harness);
+    ({ infra, db } = harness);
   });
   afterAll(() => harness?.stop());
 
@@ -208,16 +196,7 @@ describe('replay backfills the columns added after the data was logged', () => {
     ]);
     expect(before.orders).toEqual([{ updated_at: null, total_price: null }]);
 
-    const env = {
-      config,
-      db,
-      redis,
-      kafka: infra.kafka,
-      logger,
-      streams,
-      deps: streams.deps,
-      runOptions: streams.runOptions,
-    };
+    const env = harness.replayEnv();
     for (const processor of ['events', 'requests', 'orders']) {
       const result = await runReplay(env, { processor, from: { kind: 'earliest' } }, () => {});
       expect({ processor, swapped: result.swapped, differences: result.differences }).toEqual({

@@ -97,20 +97,7 @@ describe('store_config processor', () => {
 
   it('a replay from the compacted log rebuilds store_config with no difference', async () => {
     const before = await current(storeId);
-    const result = await runReplay(
-      {
-        config: h.config,
-        db: h.db,
-        redis: h.redis,
-        kafka: h.infra.kafka,
-        logger: h.logger,
-        streams: h.streams,
-        deps: h.streams.deps,
-        runOptions: h.streams.runOptions,
-      },
-      { processor: 'store_config', from: { kind: 'earliest' } },
-      () => {},
-    );
+    const result = await runReplay(h.replayEnv(), { processor: 'store_config', from: { kind: 'earliest' } }, () => {});
     expect({ swapped: result.swapped, differences: result.differences }).toEqual({ swapped: true, differences: 0 });
     expect(await current(storeId)).toEqual(before);
   });
