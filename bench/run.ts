@@ -17,6 +17,7 @@ const all = [
   'catalog',
   'demo',
   'autocomplete',
+  'browse',
   'analyst',
 ];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;

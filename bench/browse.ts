@@ -1,0 +1,375 @@
+// Browse and facets benchmark (issue #16, "Measure"), on a synthetic store of N products served by the
+// results engine from the in-process catalog index:
+//
+//  1. store build: N products (4 variants, Size/Color/Material options, 120 vendors, tags, metafields,
+//     prices, stock) and 22 collections (all N, 12 % = 12 000 at N = 100 000, 2 % "mid", … 24) written
+//     into a chDB directory of its own through the catalog processors (bench/browse-store.ts; no Kafka)
+//  2. CatalogIndex load time for the store; catalog point reads of 50 ids p50/p99: through the index
+//     and through clickhouse/queries/catalog.ts productsByIds (the query path)
+//  3. HTTP (autocannon, 50 connections, BENCH_SECONDS each) against storefrontPlugin in a process of its
+//     own (bench/browse-server.ts), next to a bare Fastify hello-world process (bench/hello-world.ts) in
+//     the same run: browse of a mid collection (default sort), of the mid and the 12 000 collections
+//     with price_asc + filter_group + facets (vendor, options.*, counts and ranges), of the all-products
+//     collection; each uncached (resultsCache null; also at 1 connection: the time one request takes),
+//     behind the Redis results cache with every request a MISS (a distinct context.custom per request),
+//     and as HITs in steady state; facets of the 12 000 and the all collections
+//  4. freshness: a changed product written through the products processor and its record key published
+//     on agg:catalog → the changed browse response (cached endpoint); p50/p95 over BENCH_ROUNDS changes
+//
+// Printed next to the goals (never asserted), and written to bench/out/latest.json under "browse".
+// Run: node bench/browse.ts [products=100000]   (BENCH_SECONDS=8, BENCH_ROUNDS=20 to change)
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { freePorts } from '../deploy/local/stack.ts';
+import { startRedis } from '../test/helpers/redis.ts';
+
+// autocannon ships no type declarations; the part used here
+interface CannonResult {
+  requests: { average: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+}
+const autocannon = createRequire(import.meta.url)('autocannon') as (
+  opts: Record<string, unknown>,
+) => Promise<CannonResult>;
+
+const N = Number(process.argv[2] ?? 100_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
+const GOALS = { browseP99Ms: 15, facetsP99Ms: 25, lookup50P99Ms: 5, freshnessP95Ms: 1000 };
+
+const pct = (xs: number[], p: number) => {
+  const a = [...xs].sort((x, y) => x - y);
+  return a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
+};
+const fmt = (n: number, d = 2) => n.toFixed(d);
+
+interface Figures {
+  products: number;
+  collections: number;
+  buildProductsSeconds: number;
+  buildCollectionsSeconds: number;
+  productsPerSecond: number;
+  indexLoadSeconds: number;
+  indexHeapMb: number;
+  lookup50Index: { p50Ms: number; p99Ms: number };
+  lookup50Query: { p50Ms: number; p99Ms: number };
+}
+interface Ready {
+  type: 'ready';
+  port: number;
+  token: string;
+  storeId: string;
+  figures: Figures;
+}
+interface Changed {
+  type: 'changed';
+  id: string;
+  title: string;
+  writtenAt: number;
+}
+
+function startServer(dir: string, redisUrl: string): Promise<{ child: ChildProcess; ready: Ready }> {
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'browse-server.ts')], {
+    env: { ...process.env, BENCH_PRODUCTS: String(N), BENCH_DIR: dir, REDIS_URL: redisUrl },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`bench/browse-server.ts exited (${code})`));
+    child.once('exit', onExit);
+    child.on('message', (m: { type: string }) => {
+      if (m.type === 'ready') {
+        child.off('exit', onExit);
+        resolve({ child, ready: m as Ready });
+      }
+    });
+  });
+}
+
+async function helloWorld(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'hello-world.ts')], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('hello-world server did not start')), 15_000);
+    child.once('exit', (code) => reject(new Error(`hello-world server exited (${code})`)));
+    child.stdout?.on('data', (d: Buffer) => {
+      if (d.toString().includes('listening')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  return child;
+}
+
+interface Run {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+}
+const results: Record<string, Run> = {};
+let hello: Run | undefined;
+
+async function cannon(
+  key: string | null,
+  title: string,
+  url: string,
+  opts: { body?: unknown; headers?: Record<string, string>; unique?: boolean; connections?: number; seconds?: number },
+): Promise<Run> {
+  let i = 0;
+  const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+  const r = await autocannon({
+    url,
+    connections: opts.connections ?? 50,
+    duration: opts.seconds ?? SECONDS,
+    ...(body === undefined
+      ? {}
+      : {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...opts.headers },
+          body,
+        }),
+    ...(opts.unique
+      ? {
+          // a distinct results-cache key per request (context.custom is part of the key, not of the work)
+          requests: [
+            {
+              setupRequest: (req: Record<string, unknown>) => ({
+                ...req,
+                body: JSON.stringify({
+                  ...(opts.body as object),
+                  context: { custom: { bench_request: i++ } },
+                }),
+              }),
+            },
+          ],
+        }
+      : {}),
+  });
+  const run = {
+    rps: Math.round(r.requests.average),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    non2xx: r.non2xx + r.errors,
+  };
+  if (key) results[key] = run;
+  const ratio = hello ? `  ${fmt(run.rps / hello.rps, 3)}× hello-world req/s` : '';
+  console.log(
+    `  ${title.padEnd(58)} ${String(run.rps).padStart(6)} req/s  p50 ${fmt(run.p50Ms, 1).padStart(6)} ms  p99 ${fmt(run.p99Ms, 1).padStart(6)} ms${ratio}${run.non2xx ? `  (${run.non2xx} non-2xx/errors)` : ''}`,
+  );
+  return run;
+}
+
+const filtered = {
+  sort_order_code: 'price_asc',
+  filter_group: {
+    conditional: 'AND',
+    expressions: [
+      { property: 'options.Color', operator: 'in', values: ['Black', 'Navy', 'White', 'Grey'] },
+      { property: 'price', operator: 'between', values: [20, 150] },
+    ],
+  },
+  facets: ['vendor', 'options.*'],
+  retrieveFacetCount: true,
+  includeFacetRanges: true,
+};
+const facetsBody = {
+  facets: ['vendor', 'options.*'],
+  retrieveFacetCount: true,
+  includeFacetRanges: true,
+  filter_group: filtered.filter_group,
+};
+const fullSize = (share: number) => Math.round(N * share).toLocaleString('en');
+const BROWSE = [
+  { key: 'mid_default', label: `mid (${fullSize(0.02)}), default sort`, handle: 'mid', body: {} },
+  { key: 'mid_filtered', label: 'mid, price_asc + filter_group + facets', handle: 'mid', body: filtered },
+  {
+    key: 'large_filtered',
+    label: `large (${fullSize(0.12)}), price_asc + filter + facets`,
+    handle: 'large',
+    body: filtered,
+  },
+  { key: 'all_default', label: `all (${N.toLocaleString('en')}), default sort`, handle: 'all', body: {} },
+];
+const FACETS = [
+  { key: 'facets_large', label: `facets of large (${fullSize(0.12)})`, handle: 'large' },
+  { key: 'facets_all', label: `facets of all (${N.toLocaleString('en')})`, handle: 'all' },
+];
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'sd-bench-browse-'));
+  const redis = await startRedis();
+  const children: ChildProcess[] = [];
+  const out: Record<string, unknown> = { at: new Date().toISOString(), cores: os.cpus().length, products: N };
+  try {
+    const t0 = performance.now();
+    const { child: server, ready } = await startServer(dir, redis.url);
+    children.push(server);
+    const f = ready.figures;
+    out.store = f;
+    console.log(
+      `store: ${f.products} products written through the catalog processors in ${f.buildProductsSeconds} s (${f.productsPerSecond} products/s), ${f.collections} collections in ${f.buildCollectionsSeconds} s`,
+    );
+    console.log(
+      `CatalogIndex load (new CatalogIndex, await get(store)): ${f.indexLoadSeconds} s, heap ${f.indexHeapMb} MB`,
+    );
+    console.log(
+      `catalog point reads, 50 ids: index p50 ${fmt(f.lookup50Index.p50Ms, 4)} ms, p99 ${fmt(f.lookup50Index.p99Ms, 4)} ms; productsByIds (query) p50 ${f.lookup50Query.p50Ms} ms, p99 ${f.lookup50Query.p99Ms} ms   (goal p99 ≤ ${GOALS.lookup50P99Ms} ms)`,
+    );
+
+    const [helloPort] = await freePorts(1);
+    children.push(await helloWorld(helloPort));
+    const base = `http://127.0.0.1:${ready.port}/api/storefront/v1`;
+    const cached = `http://127.0.0.1:${ready.port}/cached/api/storefront/v1`;
+    const headers = { 'x-storefront-access-token': ready.token, 'user-agent': 'Mozilla/5.0 (bench) Chrome/120.0' };
+
+    // every request once: 200, and what it answers
+    for (const s of BROWSE) {
+      const r = await fetch(`${base}/browse/${s.handle}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(s.body),
+      });
+      const b = (await r.json()) as { totalResults?: number; results?: unknown[]; facets?: unknown[] };
+      if (r.status !== 200) throw new Error(`browse ${s.key}: ${r.status} ${JSON.stringify(b).slice(0, 500)}`);
+      console.log(
+        `  check ${s.key}: ${b.totalResults} results, ${b.results?.length} on the page, ${Array.isArray(b.facets) ? b.facets.length : Object.keys(b.facets ?? {}).length} facets`,
+      );
+    }
+
+    console.log(`HTTP, 50 connections, ${SECONDS} s each (ratios: req/s against the hello-world in the same run):`);
+    hello = await cannon('hello_world', 'fastify hello-world (own process)', `http://127.0.0.1:${helloPort}/`, {});
+    for (const s of BROWSE) {
+      const url = `${base}/browse/${s.handle}`;
+      const curl = `${cached}/browse/${s.handle}`;
+      await cannon(null, `(warm-up) ${s.label}`, url, { body: s.body, headers, seconds: 1 });
+      await cannon(`browse_${s.key}_off`, `browse ${s.label}, no cache`, url, { body: s.body, headers });
+      await cannon(`browse_${s.key}_off_1conn`, `  same, 1 connection`, url, {
+        body: s.body,
+        headers,
+        connections: 1,
+        seconds: Math.min(SECONDS, 3),
+      });
+      await cannon(`browse_${s.key}_miss`, '  cache on, every request a MISS', curl, {
+        body: s.body,
+        headers,
+        unique: true,
+      });
+      await cannon(`browse_${s.key}_hit`, '  cache on, HIT (steady state)', curl, { body: s.body, headers });
+    }
+    for (const s of FACETS) {
+      const url = `${base}/${s.handle}/facets`;
+      await cannon(null, `(warm-up) ${s.label}`, url, { body: facetsBody, headers, seconds: 1 });
+      await cannon(`${s.key}_off`, `${s.label}, no cache`, url, { body: facetsBody, headers });
+      await cannon(`${s.key}_off_1conn`, '  same, 1 connection', url, {
+        body: facetsBody,
+        headers,
+        connections: 1,
+        seconds: Math.min(SECONDS, 3),
+      });
+      await cannon(`${s.key}_hit`, '  cache on, HIT (steady state)', `${cached}/${s.handle}/facets`, {
+        body: facetsBody,
+        headers,
+      });
+    }
+    out.http = { connections: 50, seconds: SECONDS, results };
+
+    // ── freshness: write → agg:catalog → index → changed browse response (cached endpoint)
+    const freshness: number[] = [];
+    for (let n = 0; n < ROUNDS; n++) {
+      const changed = new Promise<Changed>((resolve) => {
+        const on = (m: { type: string }) => {
+          if (m.type !== 'changed') return;
+          server.off('message', on);
+          resolve(m as Changed);
+        };
+        server.on('message', on);
+      });
+      server.send({ cmd: 'change', n });
+      const c = await changed;
+      const deadline = performance.now() + 10_000;
+      for (;;) {
+        const r = await fetch(`${cached}/browse/fresh`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: '{}',
+        });
+        const b = (await r.json()) as { results?: { title?: string }[] };
+        if (b.results?.some((p) => p.title === c.title)) {
+          freshness.push(performance.timeOrigin + performance.now() - c.writtenAt);
+          break;
+        }
+        if (performance.now() > deadline) {
+          freshness.push(Number.POSITIVE_INFINITY);
+          break;
+        }
+        await new Promise((res) => setTimeout(res, 5));
+      }
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const fresh = {
+      rounds: ROUNDS,
+      p50Ms: Math.round(pct(freshness, 50)),
+      p95Ms: Math.round(pct(freshness, 95)),
+      maxMs: Math.round(Math.max(...freshness)),
+    };
+    out.freshness = fresh;
+    console.log(
+      `freshness (product written through the processor → agg:catalog → changed browse response), ${ROUNDS} changes: p50 ${fresh.p50Ms} ms, p95 ${fresh.p95Ms} ms, max ${fresh.maxMs} ms   (goal p95 ≤ ${GOALS.freshnessP95Ms} ms)`,
+    );
+
+    // ── the figures next to the goals
+    const line = (label: string, key: string, goal: number) => {
+      const r = results[key];
+      if (!r) return;
+      const mark = r.p99Ms <= goal ? 'within' : 'over';
+      console.log(
+        `  ${label.padEnd(62)} p99 ${fmt(r.p99Ms, 1).padStart(6)} ms (${mark} ${goal} ms)  ${String(r.rps).padStart(6)} req/s = ${fmt(r.rps / (hello?.rps ?? 1), 3)}× hello-world`,
+      );
+    };
+    console.log(`summary against the goals (issue #16), 50 connections; hello-world ${hello.rps} req/s:`);
+    for (const s of BROWSE) {
+      line(`browse ${s.label}, no cache`, `browse_${s.key}_off`, GOALS.browseP99Ms);
+      line('  cache MISS', `browse_${s.key}_miss`, GOALS.browseP99Ms);
+      line('  cache HIT', `browse_${s.key}_hit`, GOALS.browseP99Ms);
+    }
+    for (const s of FACETS) {
+      line(`${s.label}, no cache`, `${s.key}_off`, GOALS.facetsP99Ms);
+      line('  cache HIT', `${s.key}_hit`, GOALS.facetsP99Ms);
+    }
+    console.log(
+      `  50-id lookup p99: index ${fmt(f.lookup50Index.p99Ms, 4)} ms, productsByIds ${f.lookup50Query.p99Ms} ms (goal ≤ ${GOALS.lookup50P99Ms} ms); freshness p95 ${fresh.p95Ms} ms (goal ≤ ${GOALS.freshnessP95Ms} ms)`,
+    );
+    out.goals = GOALS;
+    out.wallSeconds = Math.round((performance.now() - t0) / 1000);
+    console.log(`(wall time ${out.wallSeconds} s)`);
+
+    const stopped = new Promise((res) => server.once('exit', res));
+    server.send({ cmd: 'stop' });
+    await Promise.race([stopped, new Promise((res) => setTimeout(res, 10_000))]);
+  } finally {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await redis.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const outDir = path.join(import.meta.dirname, 'out');
+  mkdirSync(outDir, { recursive: true });
+  const latestPath = path.join(outDir, 'latest.json');
+  let latest: Record<string, unknown> = {};
+  try {
+    latest = JSON.parse(readFileSync(latestPath, 'utf8'));
+  } catch {}
+  latest.browse = out;
+  writeFileSync(latestPath, `${JSON.stringify(latest, null, 2)}\n`);
+}
+
+await main();
+process.exit(0);
