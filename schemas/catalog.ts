@@ -1,5 +1,5 @@
 // The catalog as events: the values of the compacted catalog topics (products, collections, content,
-// inventory, pricing) and the platform payloads they are normalized from (webhooks, bulk import).
+// inventory, pricing, metaobjects) and the platform payloads they are normalized from (webhooks, bulk import).
 //
 // Two layers:
 // - *records* (`CatalogProductSchema`, …): the normalized Kafka values, one shape per topic, strict and
@@ -13,7 +13,7 @@
 // Record keys (UTF-8, see `catalogKey`): `store:product_id`, `store:collection_id` (metadata) and
 // `store:collection_id:members` (ordered membership), `store:article:id` / `store:page:id`,
 // `store:i<inventory_item_id>:<location_id>` (or `v<variant_id>` when only the variant is known),
-// `store:price:<price_list_id>:<variant_id>`, `store:b2b_catalog:<catalog_id>`. A null value (tombstone)
+// `store:price:<price_list_id>:<variant_id>`, `store:b2b_catalog:<catalog_id>`, `store:metaobject:<id>`. A null value (tombstone)
 // deletes the key. Versioning (projections): `updated_at` milliseconds, then the Kafka offset; a
 // tombstone's version is its record timestamp.
 import { z } from 'zod';
@@ -21,7 +21,7 @@ import type { Schema } from 'avsc';
 import { avroFromZod } from './avro/generate.ts';
 import { StoreId } from './config.ts';
 import { decimal, decimalString, intLike, isoUtc, numericId, timestamp } from './events.ts';
-import { parseGid, STORE_ID_PATTERN, UINT64_MAX } from './fields.ts';
+import { parseGid, STORE_ID_PATTERN, toNumericId, UINT64_MAX } from './fields.ts';
 
 // ------------------------------------------------------------------------------------------------
 // shared pieces
@@ -308,10 +308,41 @@ export const CatalogPricingSchema = z.object({
 });
 export type CatalogPricing = z.infer<typeof CatalogPricingSchema>;
 
+/**
+ * A metaobject's swatch, derived from the standard color-pattern fields (services/catalog/normalize.ts):
+ * `image` (a file) → type image with its URL; else `color` (a hex colour or a list of them) → type color.
+ * One flat record rather than a union (the Avro generator maps only `T | null` unions); the query helper
+ * (clickhouse/queries/metaobjects.ts) returns it as `{type:'color', colors}` or `{type:'image', url, alt}`.
+ */
+export const MetaobjectSwatchSchema = z
+  .object({
+    type: z.enum(['color', 'image']),
+    colors: z.array(z.string()).describe('type color: the colours as #rrggbb (several for a multi-colour swatch)'),
+    url: z.string().nullable().describe('type image: the image URL'),
+    alt: z.string().nullable().describe('type image: its alt text'),
+  })
+  .meta({ id: 'CatalogMetaobjectSwatch' });
+export type MetaobjectSwatch = z.infer<typeof MetaobjectSwatchSchema>;
+
+export const CatalogMetaobjectSchema = z.object({
+  store_id: CatalogStoreId,
+  metaobject_id: Digits,
+  type: z.string().describe('the metaobject definition type, e.g. shopify--color-pattern'),
+  handle: z.string(),
+  display_name: z.string(),
+  fields: z
+    .record(z.string(), z.unknown())
+    .describe('field key → value (JSON-typed values parsed as metafields are; references stay as given: GIDs)'),
+  swatch: MetaobjectSwatchSchema.nullable().describe('from the color-pattern fields; null when it has none'),
+  updated_at: isoUtc,
+  source: z.enum(['webhook', 'import']),
+});
+export type CatalogMetaobject = z.infer<typeof CatalogMetaobjectSchema>;
+
 // ------------------------------------------------------------------------------------------------
 // keys
 
-export type CatalogTopicKey = 'products' | 'collections' | 'content' | 'inventory' | 'pricing';
+export type CatalogTopicKey = 'products' | 'collections' | 'content' | 'inventory' | 'pricing' | 'metaobjects';
 
 /** the Kafka record key of a catalog record (one key = one row in the projection) */
 export function catalogKey(
@@ -327,7 +358,8 @@ export function catalogKey(
         location_id: string;
       }
     | { topic: 'price'; store_id: string; price_list_id: string; variant_id: string }
-    | { topic: 'b2b_catalog'; store_id: string; catalog_id: string },
+    | { topic: 'b2b_catalog'; store_id: string; catalog_id: string }
+    | { topic: 'metaobjects'; store_id: string; metaobject_id: string },
 ): string {
   switch (ref.topic) {
     case 'products':
@@ -342,6 +374,8 @@ export function catalogKey(
       return `${ref.store_id}:price:${ref.price_list_id}:${ref.variant_id}`;
     case 'b2b_catalog':
       return `${ref.store_id}:b2b_catalog:${ref.catalog_id}`;
+    case 'metaobjects':
+      return `${ref.store_id}:metaobject:${ref.metaobject_id}`;
   }
 }
 
@@ -358,7 +392,8 @@ export type CatalogKeyRef =
       location_id: string;
     }
   | { topic: 'price'; store_id: string; price_list_id: string; variant_id: string }
-  | { topic: 'b2b_catalog'; store_id: string; catalog_id: string };
+  | { topic: 'b2b_catalog'; store_id: string; catalog_id: string }
+  | { topic: 'metaobjects'; store_id: string; metaobject_id: string };
 
 const STORE = `(${STORE_ID_PATTERN})`;
 const ID = '([1-9]\\d{0,19})';
@@ -391,6 +426,9 @@ export function parseCatalogKey(topic: CatalogTopicKey, key: string): CatalogKey
       if (m) return { topic: 'price', store_id: m[1], price_list_id: m[2], variant_id: m[3] };
       m = new RegExp(`^${STORE}:b2b_catalog:${REF}$`).exec(key);
       return m ? { topic: 'b2b_catalog', store_id: m[1], catalog_id: m[2] } : undefined;
+    case 'metaobjects':
+      m = new RegExp(`^${STORE}:metaobject:${ID}$`).exec(key);
+      return m ? { topic, store_id: m[1], metaobject_id: m[2] } : undefined;
   }
 }
 
@@ -604,6 +642,51 @@ export const B2bCatalogInput = z.object({
 });
 export type B2bCatalogInput = z.input<typeof B2bCatalogInput>;
 
+/** a metaobject id: a number, a digit string or `gid://shopify/Metaobject/<id>` */
+const metaobjectId = z.unknown().transform((raw, ctx) => {
+  const id = toNumericId(raw, 'Metaobject');
+  if (id === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'expected a metaobject id (number, digit string or gid://shopify/Metaobject/<id>)',
+    });
+    return z.NEVER;
+  }
+  return id;
+});
+
+const MetaobjectFieldInput = z.object({
+  key: z.string().trim().min(1).max(255),
+  value: z.unknown(),
+  type: z.string().max(100).nullish(),
+  /** the referenced object as GraphQL returns it (`reference { … on MediaImage { image { url altText } } }`) */
+  reference: z.unknown().optional(),
+});
+export type MetaobjectFieldInput = z.input<typeof MetaobjectFieldInput>;
+
+/**
+ * A Shopify metaobject (webhooks metaobjects/create|update, GraphQL, bulk import `metaobject` lines). In an
+ * import line `type` names the line, so the metaobject's own type travels as `metaobject_type` there.
+ */
+export const ShopifyMetaobjectInput = z
+  .object({
+    id: metaobjectId,
+    type: z.string().trim().min(1).max(255).nullish(),
+    metaobject_type: z.string().trim().min(1).max(255).nullish(),
+    handle: z.string().trim().min(1).max(255),
+    displayName: nullableText(1000),
+    display_name: nullableText(1000),
+    /** a list of {key, value, type, reference} (GraphQL) or key → value (webhook payloads, exports) */
+    fields: z.union([z.array(MetaobjectFieldInput).max(1000), z.record(z.string(), z.unknown())]).nullish(),
+    updated_at: optionalTimestamp,
+    updatedAt: optionalTimestamp,
+  })
+  .refine((v) => Boolean(v.metaobject_type ?? v.type), {
+    message: 'needs the metaobject type (type, or metaobject_type in an import line)',
+    path: ['type'],
+  });
+export type ShopifyMetaobjectInput = z.input<typeof ShopifyMetaobjectInput>;
+
 /** A Shopify order (webhook orders/create|updated|cancelled); normalized to schemas/orders.ts `OrderInput`. */
 export const ShopifyOrderInput = z.object({
   id: numericId,
@@ -646,6 +729,7 @@ export const IMPORT_TYPES = [
   'price',
   'b2b_catalog',
   'order',
+  'metaobject',
 ] as const;
 export type ImportType = (typeof IMPORT_TYPES)[number];
 export const ImportLineHeader = z.looseObject({
@@ -684,6 +768,11 @@ export const CATALOG_AVRO = {
     namespace: NS,
     doc: 'A price-list entry (key store:price:list:variant) or a B2B catalog (key store:b2b_catalog:id) (catalog.pricing.v1)',
   }),
+  metaobjects: avroFromZod(CatalogMetaobjectSchema, {
+    name: 'CatalogMetaobject',
+    namespace: NS,
+    doc: 'A metaobject (swatches and other structured entries) (catalog.metaobjects.v1)',
+  }),
 } as const satisfies Record<CatalogTopicKey, Schema>;
 
 /** The zod schema of each catalog topic's value (what a processor validates a decoded value with). */
@@ -693,4 +782,5 @@ export const CATALOG_RECORD_SCHEMAS = {
   content: CatalogContentSchema,
   inventory: CatalogInventoryLevelSchema,
   pricing: CatalogPricingSchema,
+  metaobjects: CatalogMetaobjectSchema,
 } as const satisfies Record<CatalogTopicKey, z.ZodType>;

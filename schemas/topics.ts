@@ -87,6 +87,14 @@ export const TOPICS = {
     retentionMs: -1,
     description: 'Price-list entries (market and B2B prices) and B2B catalogs (tombstone = deleted)',
   },
+  metaobjects: {
+    name: 'catalog.metaobjects.v1',
+    key: 'store_id + metaobject_id',
+    partitions: 1,
+    cleanupPolicy: 'compact',
+    retentionMs: -1,
+    description: 'Latest state of each metaobject: colour/pattern swatches and other entries (tombstone = deleted)',
+  },
   storeConfig: {
     name: 'stores.config.v1',
     key: 'store_id + config kind + item id',

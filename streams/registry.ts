@@ -5,6 +5,7 @@ import {
   catalogCollectionsProcessor,
   catalogContentProcessor,
   catalogInventoryProcessor,
+  catalogMetaobjectsProcessor,
   catalogPricingProcessor,
   catalogProductsProcessor,
 } from './catalog/index.ts';
@@ -26,6 +27,7 @@ export const PROCESSORS: Record<string, Processor<any>> = {
   catalog_content: catalogContentProcessor,
   catalog_inventory: catalogInventoryProcessor,
   catalog_pricing: catalogPricingProcessor,
+  catalog_metaobjects: catalogMetaobjectsProcessor,
   // the analysts' projection of the store configuration (compacted; tombstones are deletes)
   store_config: storeConfigProcessor,
 };

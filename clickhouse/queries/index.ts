@@ -14,3 +14,10 @@ export {
   type TrendingOptions,
   type TrendingQuery,
 } from './trending.ts';
+export {
+  allMetaobjects,
+  metaobjectGid,
+  metaobjectsByIds,
+  type MetaobjectSwatchView,
+  type MetaobjectView,
+} from './metaobjects.ts';

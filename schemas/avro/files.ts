@@ -16,5 +16,6 @@ export const AVSC_FILES = {
   content: 'catalog-content.avsc',
   inventory: 'catalog-inventory-level.avsc',
   pricing: 'catalog-pricing.avsc',
+  metaobjects: 'catalog-metaobject.avsc',
   storeConfig: 'store-config.avsc',
 } as const;

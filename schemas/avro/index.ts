@@ -59,7 +59,7 @@ export const READER_SCHEMAS = {
 } as const satisfies Partial<Record<TopicKey, Schema>>;
 
 /**
- * Every topic's value schema, each generated from its zod schema: the platform topics, the five catalog
+ * Every topic's value schema, each generated from its zod schema: the platform topics, the six catalog
  * topics (schemas/catalog.ts) and the store configuration (schemas/config.ts). Committed as .avsc files
  * (./files.ts) and held BACKWARD-compatible with them by write-avsc.ts and test/schemas/avro.test.ts.
  */

@@ -7,8 +7,9 @@
 //                             [--batch-size N] [--json]
 //
 // Input: JSON Lines (one object per line) or one JSON array of objects. Each object names its `type`
-// (product, collection, article, page, inventory_level, price, b2b_catalog, order) and is otherwise the
-// platform object (Shopify REST shape, see schemas/catalog.ts); `"deleted": true` writes a tombstone.
+// (product, collection, article, page, inventory_level, price, b2b_catalog, order, metaobject) and is
+// otherwise the platform object (Shopify REST shape, see schemas/catalog.ts; a metaobject's own type is
+// `metaobject_type`, since `type` names the line); `"deleted": true` writes a tombstone.
 //
 // - Records go through the same normalization and the same writer as the webhooks (version guard,
 //   idempotent producer, acks=all), so importing an old export after live webhooks never rolls a product
@@ -44,6 +45,7 @@ import {
   normalizeCollection,
   normalizeContent,
   normalizeInventoryLevel,
+  normalizeMetaobject,
   normalizeOrder,
   normalizePrice,
   normalizeProduct,
@@ -198,6 +200,11 @@ export function recordsForImport(
           return { ok: false, issues: lineIssue('a deletion needs an id', 'id') };
         return { ok: true, records: [out.b2bCatalogDeleted(storeId, String(v).trim())] };
       }
+      case 'metaobject': {
+        const mid = toNumericId((obj as { id?: unknown }).id, 'Metaobject');
+        if (!mid) return { ok: false, issues: lineIssue('a deletion needs a metaobject id', 'id') };
+        return { ok: true, records: [out.metaobjectDeleted(storeId, mid)] };
+      }
       case 'order':
         return {
           ok: false,
@@ -244,6 +251,12 @@ export function recordsForImport(
       const r = normalizeOrder(storeId, obj, opts);
       if (!r.ok) return r;
       return { ok: true, records: r.value ? [out.order(r.value)] : [] };
+    }
+    case 'metaobject': {
+      // `type` names the line; the metaobject's own type is `metaobject_type`
+      const r = normalizeMetaobject(storeId, { ...(obj as object), type: undefined }, opts);
+      if (!r.ok) return r;
+      return { ok: true, records: [out.metaobject(r.value)] };
     }
   }
 }

@@ -7,15 +7,18 @@ import {
   type CatalogCollection,
   type CatalogContent,
   type CatalogInventoryLevel,
+  type CatalogMetaobject,
   type CatalogPricing,
   type CatalogProduct,
   type CatalogVariant,
   type Metafields,
   type MetafieldsInput,
+  type MetaobjectSwatch,
   PriceInput,
   ShopifyCollectionInput,
   ShopifyContentInput,
   ShopifyInventoryLevelInput,
+  ShopifyMetaobjectInput,
   ShopifyOrderInput,
   ShopifyProductInput,
   type ShopifyVariantInput,
@@ -539,6 +542,110 @@ export function normalizeB2bCatalog(storeId: string, raw: unknown, opts: Normali
         product_ids: uniq(c.product_ids),
         collection_ids: uniq(c.collection_ids),
       },
+      source: opts.source,
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// metaobjects
+
+/** `#rgb`, `#rrggbb` or `#rrggbbaa` (with or without `#`) → `#rrggbb[aa]` in lower case; anything else → undefined */
+export function hexColor(v: unknown): string | undefined {
+  if (typeof v !== 'string') return undefined;
+  const m = /^#?([0-9a-f]{3}|[0-9a-f]{6}|[0-9a-f]{8})$/i.exec(v.trim());
+  if (!m) return undefined;
+  const h = m[1].toLowerCase();
+  return `#${h.length === 3 ? [...h].map((c) => c + c).join('') : h}`;
+}
+
+function httpUrl(v: unknown): string | undefined {
+  return typeof v === 'string' && /^https?:\/\/\S+$/i.test(v.trim()) ? v.trim() : undefined;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
+
+/**
+ * A file reference → its URL and alt text: the resolved `reference` GraphQL returns (MediaImage
+ * `{image: {url, altText}}`, GenericFile `{url, alt}`, `{preview: {image: {url}}}`), else the value itself
+ * when it is an http(s) URL or an object with `url`/`src`. A bare file GID resolves to nothing.
+ */
+function fileOf(value: unknown, reference: unknown): { url: string; alt: string | null } | undefined {
+  for (const c of [reference, value]) {
+    if (c === null || c === undefined) continue;
+    const direct = httpUrl(c);
+    if (direct) return { url: direct, alt: null };
+    if (typeof c !== 'object') continue;
+    const o = c as Record<string, unknown>;
+    const image = (o.image ?? (o.preview as Record<string, unknown> | undefined)?.image) as
+      | Record<string, unknown>
+      | undefined;
+    const url =
+      httpUrl(image?.url) ?? httpUrl(image?.src) ?? httpUrl(image?.originalSrc) ?? httpUrl(o.url) ?? httpUrl(o.src);
+    if (url) return { url, alt: str(image?.altText) ?? str(image?.alt) ?? str(o.altText) ?? str(o.alt) };
+  }
+  return undefined;
+}
+
+/**
+ * The swatch of a metaobject from the standard color-pattern fields (Shopify `shopify--color-pattern`,
+ * or any type with the same field keys): an `image` file wins (Shopify shows the image when both are
+ * set), else `color` — one hex colour, or a list of them — gives the colours. Null when neither is usable.
+ */
+export function metaobjectSwatch(
+  fields: Record<string, unknown>,
+  references: Record<string, unknown> = {},
+  label: string | null = null,
+): MetaobjectSwatch | null {
+  const image = fileOf(fields.image, references.image);
+  if (image) return { type: 'image', colors: [], url: image.url, alt: image.alt ?? label };
+  const raw = fields.color ?? fields.colors;
+  const list = Array.isArray(raw)
+    ? raw
+    : typeof raw === 'string' && raw.trim().startsWith('[')
+      ? parseList(raw)
+      : [raw];
+  const colors = [...new Set(list.map(hexColor).filter((c): c is string => c !== undefined))];
+  return colors.length ? { type: 'color', colors, url: null, alt: null } : null;
+}
+
+function parseList(text: string): unknown[] {
+  try {
+    const v = JSON.parse(text);
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+}
+
+export function normalizeMetaobject(
+  storeId: string,
+  raw: unknown,
+  opts: NormalizeOptions,
+): Normalized<CatalogMetaobject> {
+  const r = ShopifyMetaobjectInput.safeParse(raw);
+  if (!r.success) return { ok: false, issues: issuesOf(r.error) };
+  const m = r.data;
+  const fields: Record<string, unknown> = {};
+  const references: Record<string, unknown> = {};
+  if (Array.isArray(m.fields)) {
+    for (const f of m.fields) {
+      fields[f.key] = metafieldValue(f.value, f.type);
+      if (f.reference !== undefined && f.reference !== null) references[f.key] = f.reference;
+    }
+  } else if (m.fields) Object.assign(fields, m.fields);
+  const label = str(fields.label);
+  return {
+    ok: true,
+    value: {
+      store_id: storeId,
+      metaobject_id: m.id,
+      type: (m.metaobject_type ?? m.type) as string,
+      handle: m.handle,
+      display_name: m.display_name ?? m.displayName ?? label ?? m.handle,
+      fields,
+      swatch: metaobjectSwatch(fields, references, m.display_name ?? m.displayName ?? label),
+      updated_at: m.updated_at ?? m.updatedAt ?? opts.now,
       source: opts.source,
     },
   };

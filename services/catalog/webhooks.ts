@@ -27,6 +27,7 @@ import {
   normalizeCollection,
   normalizeContent,
   normalizeInventoryLevel,
+  normalizeMetaobject,
   normalizeOrder,
   normalizeProduct,
   quoteBigIntegers,
@@ -58,6 +59,9 @@ export const WEBHOOK_TOPICS = [
   'pages/create',
   'pages/update',
   'pages/delete',
+  'metaobjects/create',
+  'metaobjects/update',
+  'metaobjects/delete',
 ] as const;
 export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
 
@@ -133,6 +137,8 @@ export function recordsForTopic(topic: WebhookTopic, storeId: string, payload: u
         return { ok: true, records: [out.contentDeleted(storeId, 'article', id)] };
       case 'pages':
         return { ok: true, records: [out.contentDeleted(storeId, 'page', id)] };
+      case 'metaobjects':
+        return { ok: true, records: [out.metaobjectDeleted(storeId, id)] };
     }
   }
   switch (resource) {
@@ -165,6 +171,11 @@ export function recordsForTopic(topic: WebhookTopic, storeId: string, payload: u
       const r = normalizeContent(storeId, resource === 'articles' ? 'article' : 'page', payload, opts);
       if (!r.ok) return r;
       return { ok: true, records: [out.content(r.value)] };
+    }
+    case 'metaobjects': {
+      const r = normalizeMetaobject(storeId, payload, opts);
+      if (!r.ok) return r;
+      return { ok: true, records: [out.metaobject(r.value)] };
     }
   }
   return { ok: false, issues: [{ path: '(topic)', message: `unsupported topic ${topic}` }] };

@@ -20,6 +20,7 @@ import {
   type CatalogCollection,
   type CatalogContent,
   type CatalogInventoryLevel,
+  type CatalogMetaobject,
   type CatalogPricing,
   type CatalogProduct,
   type CatalogTopicKey,
@@ -41,7 +42,15 @@ import type { Logger } from '../common/logger.ts';
 import { counter, histogram } from '../common/metrics.ts';
 
 export type WriterTopic = CatalogTopicKey | 'orders';
-export const WRITER_TOPICS: WriterTopic[] = ['products', 'collections', 'content', 'inventory', 'pricing', 'orders'];
+export const WRITER_TOPICS: WriterTopic[] = [
+  'products',
+  'collections',
+  'content',
+  'inventory',
+  'pricing',
+  'metaobjects',
+  'orders',
+];
 
 /** One record to produce; `value: null` is a tombstone. */
 export interface OutRecord {
@@ -125,6 +134,7 @@ export class CatalogWriter {
       content: name('content'),
       inventory: name('inventory'),
       pricing: name('pricing'),
+      metaobjects: name('metaobjects'),
       orders: name('orders'),
     };
   }
@@ -385,6 +395,24 @@ export const out = {
       topic: 'pricing',
       storeId,
       key: catalogKey({ topic: 'b2b_catalog', store_id: storeId, catalog_id: catalogId }),
+      value: null,
+      versionMs: 0,
+    };
+  },
+  metaobject(m: CatalogMetaobject): OutRecord {
+    return {
+      topic: 'metaobjects',
+      storeId: m.store_id,
+      key: catalogKey({ topic: 'metaobjects', store_id: m.store_id, metaobject_id: m.metaobject_id }),
+      value: m,
+      versionMs: ms(m.updated_at),
+    };
+  },
+  metaobjectDeleted(storeId: string, metaobjectId: string): OutRecord {
+    return {
+      topic: 'metaobjects',
+      storeId,
+      key: catalogKey({ topic: 'metaobjects', store_id: storeId, metaobject_id: metaobjectId }),
       value: null,
       versionMs: 0,
     };

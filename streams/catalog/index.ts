@@ -1,8 +1,9 @@
 // The catalog projections: one stream processor per compacted catalog topic, writing the versioned
-// tables of migrations 0210-0228 (versioning and tombstones: shared.ts). Registered in streams/registry.ts.
+// tables of migrations 0210-0230 (versioning and tombstones: shared.ts). Registered in streams/registry.ts.
 import { catalogCollectionsProcessor } from './collections.ts';
 import { catalogContentProcessor } from './content.ts';
 import { catalogInventoryProcessor } from './inventory.ts';
+import { catalogMetaobjectsProcessor } from './metaobjects.ts';
 import { catalogPricingProcessor } from './pricing.ts';
 import { catalogProductsProcessor } from './products.ts';
 
@@ -12,6 +13,7 @@ export {
   catalogCollectionsProcessor,
   catalogContentProcessor,
   catalogInventoryProcessor,
+  catalogMetaobjectsProcessor,
   catalogPricingProcessor,
   catalogProductsProcessor,
 };
@@ -22,4 +24,5 @@ export const CATALOG_PROCESSORS = [
   catalogContentProcessor,
   catalogInventoryProcessor,
   catalogPricingProcessor,
+  catalogMetaobjectsProcessor,
 ] as const;

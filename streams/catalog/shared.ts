@@ -1,6 +1,6 @@
 // The catalog projections: one stream processor per compacted catalog topic (the strategy shape of
 // streams/runtime/types.ts: parse → process into rows per table), writing the versioned tables of
-// migrations 0210-0228. They are registered in streams/registry.ts, so the streams service runs them
+// migrations 0210-0230. They are registered in streams/registry.ts, so the streams service runs them
 // (consumer groups `streams.<name>`) and the replay tool rebuilds their tables like any other's.
 //
 // Versioning. Every table is a ReplacingMergeTree(_version, is_deleted) keyed by store and id. `_version`

@@ -77,7 +77,7 @@ describe('topic registry on a broker', () => {
     // latest-state topics are compacted and kept forever
     expect(TOPICS.storeConfig).toMatchObject({ name: 'stores.config.v1', cleanupPolicy: 'compact', retentionMs: -1 });
     const catalog = KEYS.filter((k) => TOPICS[k].name.startsWith('catalog.'));
-    expect(catalog.sort()).toEqual(['collections', 'content', 'inventory', 'pricing', 'products']);
+    expect(catalog.sort()).toEqual(['collections', 'content', 'inventory', 'metaobjects', 'pricing', 'products']);
     for (const k of catalog) expect(TOPICS[k], k).toMatchObject({ cleanupPolicy: 'compact', retentionMs: -1 });
     expect(TOPICS.schemas).toMatchObject({ name: '_schemas', cleanupPolicy: 'compact', partitions: 1 });
     // every physical name is distinct
@@ -94,7 +94,7 @@ describe('topic registry on a broker', () => {
     for (const key of KEYS) expectRegistryConfig(got.get(name(key)), key);
     expect(got.get(name('events'))?.partitions).toHaveLength(6);
     expect(got.get(name('storeConfig'))?.config.get('cleanup.policy')).toBe('compact');
-    for (const k of ['products', 'collections', 'content', 'inventory', 'pricing'] as const) {
+    for (const k of ['products', 'collections', 'content', 'inventory', 'pricing', 'metaobjects'] as const) {
       expect(got.get(name(k))?.config.get('cleanup.policy'), k).toBe('compact');
     }
   });

@@ -23,7 +23,14 @@ import { type Infra, startInfra, waitCaughtUp } from '../streams/helpers.ts';
 import { shopifyCollection } from './fixtures.ts';
 import { catalogTopic, produceCatalog, productRecord, registerCatalogSchemas, until } from './streams.ts';
 
-const CATALOG = ['catalog_products', 'catalog_collections', 'catalog_content', 'catalog_inventory', 'catalog_pricing'];
+const CATALOG = [
+  'catalog_products',
+  'catalog_collections',
+  'catalog_content',
+  'catalog_inventory',
+  'catalog_pricing',
+  'catalog_metaobjects',
+];
 
 describe('catalog replay', () => {
   let infra: Infra;

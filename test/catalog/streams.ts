@@ -9,7 +9,14 @@ import { normalizeProduct } from '../../services/catalog/normalize.ts';
 import type { Infra } from '../streams/helpers.ts';
 import { shopifyProduct } from './fixtures.ts';
 
-export const CATALOG_TOPICS: CatalogTopicKey[] = ['products', 'collections', 'content', 'inventory', 'pricing'];
+export const CATALOG_TOPICS: CatalogTopicKey[] = [
+  'products',
+  'collections',
+  'content',
+  'inventory',
+  'pricing',
+  'metaobjects',
+];
 
 export function catalogTopic(infra: Infra, key: CatalogTopicKey): string {
   return `${infra.prefix}${TOPICS[key].name}`;

@@ -13,7 +13,16 @@ import type { Config } from '../../common/config.ts';
 import type { Logger } from '../../common/logger.ts';
 
 export type ImportLine = {
-  type: 'product' | 'collection' | 'article' | 'page' | 'inventory_level' | 'price' | 'b2b_catalog' | 'order';
+  type:
+    | 'product'
+    | 'collection'
+    | 'article'
+    | 'page'
+    | 'inventory_level'
+    | 'price'
+    | 'b2b_catalog'
+    | 'order'
+    | 'metaobject';
 } & Record<string, unknown>;
 
 export interface CatalogSinkOptions {
@@ -42,6 +51,7 @@ export class TopicCatalogSink {
     content: 0,
     inventory: 0,
     pricing: 0,
+    metaobjects: 0,
     orders: 0,
   };
 
