@@ -25,6 +25,7 @@ import { demoCollections } from './collections.ts';
 import { demoCommerce } from './commerce.ts';
 import { demoConfig } from './config.ts';
 import { demoContent } from './content.ts';
+import { demoMetaobjects } from './metaobjects.ts';
 import { demoPlan } from './plan.ts';
 import { productBuilder } from './products.ts';
 import { sessionBuilder } from './sessions.ts';
@@ -60,6 +61,7 @@ export function generateDemoStore(opts: DemoOptions = {}): DemoStore {
     collections,
     articles,
     pages,
+    metaobjects: demoMetaobjects(o),
     markets,
     pricesOf,
     *prices() {
@@ -117,6 +119,7 @@ export function demoHash(store: DemoStore): string {
   put('c', store.collections);
   put('a', store.articles);
   put('g', store.pages);
+  put('o', store.metaobjects);
   put('m', store.markets);
   for (const pr of store.prices()) put('$', pr);
   put('b', store.b2b);

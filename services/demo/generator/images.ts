@@ -1,12 +1,13 @@
 // Product images of the demo store, rendered locally with sharp (SVG → PNG), so image search has real
 // pixels to work with: one silhouette per product type, filled with the variant colour, with one of four
 // patterns (plain, stripes, dots, band). Images are named `<type>-<colour>-<pattern>.png`; the same name
-// always renders the same pixels. The app serves them at /demo/images/<name> (services/demo/module.ts),
+// always renders the same pixels. Swatch images of the colour metaobjects (metaobjects.ts) are
+// `swatch-<colour>-<pattern>.png`: the colour and pattern over the whole square. The app serves them at /demo/images/<name> (services/demo/module.ts),
 // rendering on first request and caching on disk; `prerenderImages` renders a sample ahead of time.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
-import { IMAGE_SIZE } from './generator.ts';
+import { IMAGE_SIZE } from './model.ts';
 import { COLORS, PRODUCT_TYPES } from './vocab.ts';
 
 export interface ImageSpec {
@@ -16,7 +17,8 @@ export interface ImageSpec {
 }
 
 const NAME_RE = /^([a-z]+)-([a-z]+)-([0-3])\.png$/;
-const TYPE_SLUGS = new Set(PRODUCT_TYPES.map((t) => t.slug));
+const SWATCH = 'swatch';
+const TYPE_SLUGS = new Set([...PRODUCT_TYPES.map((t) => t.slug), SWATCH]);
 const COLOR_HEX = new Map(COLORS.map((c) => [c.slug, c.hex]));
 
 /** `dress-navy-2.png` → spec; undefined for a name that is not a demo image */
@@ -30,7 +32,12 @@ export function imageName(spec: ImageSpec): string {
   return `${spec.type}-${spec.color}-${spec.pattern}.png`;
 }
 
-/** every image name the demo catalog can refer to */
+/** the swatch image of a colour (metaobjects.ts), e.g. `swatch-navy-1.png` */
+export function swatchImageName(colorSlug: string, pattern: number): string {
+  return imageName({ type: SWATCH, color: colorSlug, pattern });
+}
+
+/** every product image name the demo catalog can refer to (swatch images render on first request) */
 export function allImageNames(): string[] {
   const out: string[] = [];
   for (const t of PRODUCT_TYPES)
@@ -41,6 +48,7 @@ export function allImageNames(): string[] {
 
 // Silhouettes on a 512 × 512 canvas. `F` = the fill (colour or pattern), `S` = the outline colour.
 const SHAPES: Record<string, string> = {
+  [SWATCH]: '<rect width="512" height="512" fill="F"/>',
   dress:
     '<path d="M206 70 h100 l14 70 l86 300 h-300 l86-300 z" fill="F" stroke="S" stroke-width="6"/><path d="M206 70 q50 40 100 0" fill="none" stroke="S" stroke-width="6"/>',
   shirt:

@@ -116,7 +116,11 @@ export async function applyDemoConfig(writer: ConfigWriter, storeId: string, sto
   return n + 3;
 }
 
-/** Every catalog import line of the store, products (with their prices) first. */
+/**
+ * Every catalog import line of the store, products (with their prices) first. The swatch metaobjects come
+ * last (products reference them by GID, which needs no order), so a load resumed from a state written
+ * before they existed still reaches them.
+ */
 export function* catalogLines(store: DemoStore): Generator<ImportLine> {
   for (const p of store.products()) {
     yield { type: 'product', ...p };
@@ -126,6 +130,8 @@ export function* catalogLines(store: DemoStore): Generator<ImportLine> {
   for (const a of store.articles) yield { type: 'article', ...a };
   for (const p of store.pages) yield { type: 'page', ...p };
   yield { type: 'b2b_catalog', ...store.b2b.catalog };
+  // an import line's `type` names the line: the metaobject's own type travels as metaobject_type
+  for (const m of store.metaobjects) yield { ...m, type: 'metaobject', metaobject_type: m.type };
 }
 
 export async function loadCatalog(

@@ -5,6 +5,7 @@ import type {
   PriceInput,
   ShopifyCollectionInput,
   ShopifyContentInput,
+  ShopifyMetaobjectInput,
   ShopifyProductInput,
 } from '../../../schemas/catalog.ts';
 import type { ConfigInput } from '../../../schemas/config.ts';
@@ -140,6 +141,8 @@ export interface DemoStore {
   collections: (ShopifyCollectionInput & { id: string; handle: string; product_ids: string[] })[];
   articles: (ShopifyContentInput & { id: string; handle: string })[];
   pages: (ShopifyContentInput & { id: string; handle: string })[];
+  /** swatch metaobjects, one per colour (metaobjects.ts); products reference them from `shopify.color-pattern` */
+  metaobjects: (ShopifyMetaobjectInput & { id: string; type: string; handle: string })[];
   markets: ConfigInput<'market'>[];
   /** market (EUR) and B2B (wholesale) price-list entries of one product */
   pricesOf(product: ShopifyProductInput & { id: string }): PriceInput[];

@@ -16,6 +16,7 @@ import {
   slug,
 } from './model.ts';
 import type { DemoBase } from './base.ts';
+import { swatchGidOf } from './metaobjects.ts';
 
 export function productBuilder(base: DemoBase): (i: number) => ShopifyProductInput & { id: string } {
   const { o, root, n, metas, imageUrl } = base;
@@ -107,6 +108,13 @@ export function productBuilder(base: DemoBase): (i: number) => ShopifyProductInp
       metafields: [
         { namespace: 'custom', key: 'material', value: m.material, type: 'single_line_text_field' },
         { namespace: 'custom', key: 'line', value: m.line, type: 'single_line_text_field' },
+        // the colours' swatch metaobjects (metaobjects.ts), as Shopify's category metafield holds them
+        {
+          namespace: 'shopify',
+          key: 'color-pattern',
+          value: JSON.stringify(m.colors.map(swatchGidOf)),
+          type: 'list.metaobject_reference',
+        },
       ],
       is_gift_card: false,
       category: {

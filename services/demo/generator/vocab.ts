@@ -325,16 +325,18 @@ export interface ColorSpec {
   name: string;
   slug: string;
   hex: string;
+  /** a patterned colour: its swatch metaobject carries an image of this pattern (images.ts: 1 stripes, 2 dots, 3 band) */
+  swatchPattern?: 1 | 2 | 3;
 }
 
 export const COLORS: readonly ColorSpec[] = [
   { name: 'Black', slug: 'black', hex: '#1f1f1f' },
   { name: 'White', slug: 'white', hex: '#fafafa' },
-  { name: 'Navy', slug: 'navy', hex: '#1f3a5f' },
+  { name: 'Navy', slug: 'navy', hex: '#1f3a5f', swatchPattern: 1 },
   { name: 'Blue', slug: 'blue', hex: '#3b6fb6' },
   { name: 'Red', slug: 'red', hex: '#c0392b' },
   { name: 'Green', slug: 'green', hex: '#2e7d4f' },
-  { name: 'Olive', slug: 'olive', hex: '#6b7a3a' },
+  { name: 'Olive', slug: 'olive', hex: '#6b7a3a', swatchPattern: 2 },
   { name: 'Beige', slug: 'beige', hex: '#d8c3a5' },
   { name: 'Brown', slug: 'brown', hex: '#7b4a2e' },
   { name: 'Grey', slug: 'grey', hex: '#8a8d91' },
