@@ -246,38 +246,61 @@ async function main() {
 
     console.log(`HTTP, 50 connections, ${SECONDS} s each (ratios: req/s against the hello-world in the same run):`);
     hello = await cannon('hello_world', 'fastify hello-world (own process)', `http://127.0.0.1:${helloPort}/`, {});
+    // A run ends with up to 50 requests still queued in the server: wait until it answers a cheap request
+    // promptly again before the next run starts
+    const settle = async () => {
+      const deadline = performance.now() + 120_000;
+      for (let fast = 0; fast < 3 && performance.now() < deadline; ) {
+        const t = performance.now();
+        await (await fetch(`${base}/sort-orders`, { headers })).arrayBuffer();
+        fast = performance.now() - t < 20 ? fast + 1 : 0;
+        await new Promise((res) => setTimeout(res, 20));
+      }
+    };
+    const post = (url: string, body: unknown) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.arrayBuffer());
+    const one = Math.min(SECONDS, 3);
     for (const s of BROWSE) {
       const url = `${base}/browse/${s.handle}`;
       const curl = `${cached}/browse/${s.handle}`;
-      await cannon(null, `(warm-up) ${s.label}`, url, { body: s.body, headers, seconds: 1 });
-      await cannon(`browse_${s.key}_off`, `browse ${s.label}, no cache`, url, { body: s.body, headers });
-      await cannon(`browse_${s.key}_off_1conn`, `  same, 1 connection`, url, {
+      await cannon(null, `(warm-up) ${s.label}`, url, { body: s.body, headers, connections: 1, seconds: 1 });
+      await cannon(`browse_${s.key}_off_1conn`, `browse ${s.label}, no cache, 1 connection`, url, {
         body: s.body,
         headers,
         connections: 1,
-        seconds: Math.min(SECONDS, 3),
+        seconds: one,
       });
+      await cannon(`browse_${s.key}_off`, '  no cache', url, { body: s.body, headers });
+      await settle();
       await cannon(`browse_${s.key}_miss`, '  cache on, every request a MISS', curl, {
         body: s.body,
         headers,
         unique: true,
       });
+      await settle();
+      await post(curl, s.body); // the entry the HITs read
       await cannon(`browse_${s.key}_hit`, '  cache on, HIT (steady state)', curl, { body: s.body, headers });
+      await settle();
     }
     for (const s of FACETS) {
       const url = `${base}/${s.handle}/facets`;
-      await cannon(null, `(warm-up) ${s.label}`, url, { body: facetsBody, headers, seconds: 1 });
-      await cannon(`${s.key}_off`, `${s.label}, no cache`, url, { body: facetsBody, headers });
-      await cannon(`${s.key}_off_1conn`, '  same, 1 connection', url, {
+      const curl = `${cached}/${s.handle}/facets`;
+      await cannon(null, `(warm-up) ${s.label}`, url, { body: facetsBody, headers, connections: 1, seconds: 1 });
+      await cannon(`${s.key}_off_1conn`, `${s.label}, no cache, 1 connection`, url, {
         body: facetsBody,
         headers,
         connections: 1,
-        seconds: Math.min(SECONDS, 3),
+        seconds: one,
       });
-      await cannon(`${s.key}_hit`, '  cache on, HIT (steady state)', `${cached}/${s.handle}/facets`, {
-        body: facetsBody,
-        headers,
-      });
+      await cannon(`${s.key}_off`, '  no cache', url, { body: facetsBody, headers });
+      await settle();
+      await post(curl, facetsBody);
+      await cannon(`${s.key}_hit`, '  cache on, HIT (steady state)', curl, { body: facetsBody, headers });
+      await settle();
     }
     out.http = { connections: 50, seconds: SECONDS, results };
 
@@ -334,14 +357,18 @@ async function main() {
         `  ${label.padEnd(62)} p99 ${fmt(r.p99Ms, 1).padStart(6)} ms (${mark} ${goal} ms)  ${String(r.rps).padStart(6)} req/s = ${fmt(r.rps / (hello?.rps ?? 1), 3)}× hello-world`,
       );
     };
-    console.log(`summary against the goals (issue #16), 50 connections; hello-world ${hello.rps} req/s:`);
+    console.log(
+      `summary against the goals (issue #16); 50 connections unless "1 conn"; hello-world ${hello.rps} req/s:`,
+    );
     for (const s of BROWSE) {
-      line(`browse ${s.label}, no cache`, `browse_${s.key}_off`, GOALS.browseP99Ms);
+      line(`browse ${s.label}, no cache, 1 conn`, `browse_${s.key}_off_1conn`, GOALS.browseP99Ms);
+      line('  no cache', `browse_${s.key}_off`, GOALS.browseP99Ms);
       line('  cache MISS', `browse_${s.key}_miss`, GOALS.browseP99Ms);
       line('  cache HIT', `browse_${s.key}_hit`, GOALS.browseP99Ms);
     }
     for (const s of FACETS) {
-      line(`${s.label}, no cache`, `${s.key}_off`, GOALS.facetsP99Ms);
+      line(`${s.label}, no cache, 1 conn`, `${s.key}_off_1conn`, GOALS.facetsP99Ms);
+      line('  no cache', `${s.key}_off`, GOALS.facetsP99Ms);
       line('  cache HIT', `${s.key}_hit`, GOALS.facetsP99Ms);
     }
     console.log(
