@@ -4,8 +4,9 @@
 //                             [--batch-size N] [--json]
 //
 // Input: JSON Lines (one object per line) or one JSON array of objects. Each object names its `type`
-// (product, collection, article, page, inventory_level, price, b2b_catalog, order) and is otherwise the
-// platform object (Shopify REST shape, see schemas/catalog.ts); `"deleted": true` writes a tombstone.
+// (product, collection, article, page, inventory_level, price, b2b_catalog, order, metaobject) and is
+// otherwise the platform object (Shopify REST shape, see schemas/catalog.ts; a metaobject's own type is
+// `metaobject_type`); `"deleted": true` writes a tombstone.
 //
 // - Records go through the same normalization and the same writer as the webhooks (version guard,
 //   idempotent producer, acks=all), so importing an old export after live webhooks never rolls a product
