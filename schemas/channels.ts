@@ -47,3 +47,45 @@ export function encodeTrendingMessages(cells: readonly TrendingCell[]): string[]
 export function parseTrendingMessage(text: string): TrendingMessage {
   return TrendingMessageSchema.parse(JSON.parse(text));
 }
+
+// ─── agg:catalog ────────────────────────────────────────────────────────────────────────────────────────
+//
+// `agg:catalog`: the freshness contract between the catalog projections (publisher: streams/catalog/
+// notify.ts, after each chunk's insert, live mode only) and the read API's in-process catalog index
+// (subscriber: services/storefront/results/catalog.ts). A message is a JSON array of changes, each the
+// Kafka record keys (schemas/catalog.ts catalogKey) of one store and catalog topic that the chunk wrote
+// (upserts and deletes alike); the subscriber re-reads those records from the projections by key. A
+// repeated or late message is harmless (a re-read gives the current state). Staleness bound: broker
+// append → fetch linger → insert → PUBLISH → one point read (typically 150-400 ms). Pub/sub has no replay:
+// a subscriber that was disconnected reloads.
+
+export const CATALOG_CHANNEL = 'agg:catalog';
+
+/** keys per message at most: the publisher splits larger sets */
+export const CATALOG_MESSAGE_MAX_KEYS = 500;
+
+export const CatalogChangeSchema = z.object({
+  store_id: z.string().regex(STORE_ID_RE, STORE_ID_MESSAGE),
+  topic: z.enum(['products', 'collections', 'content', 'inventory', 'pricing', 'metaobjects']),
+  /** the record keys (`store:…`) of the changed records */
+  keys: z.array(z.string().min(1).max(512)).min(1).max(CATALOG_MESSAGE_MAX_KEYS),
+});
+export type CatalogChange = z.infer<typeof CatalogChangeSchema>;
+
+export const CatalogMessageSchema = z.array(CatalogChangeSchema).min(1).max(100);
+
+/** The PUBLISH payloads for a set of changes (validated; at most CATALOG_MESSAGE_MAX_KEYS keys per message). */
+export function encodeCatalogMessages(changes: readonly CatalogChange[]): string[] {
+  const out: string[] = [];
+  for (const c of changes)
+    for (let i = 0; i < c.keys.length; i += CATALOG_MESSAGE_MAX_KEYS)
+      out.push(
+        JSON.stringify(CatalogMessageSchema.parse([{ ...c, keys: c.keys.slice(i, i + CATALOG_MESSAGE_MAX_KEYS) }])),
+      );
+  return out;
+}
+
+/** Parse a message from `agg:catalog`; throws on a malformed one. */
+export function parseCatalogMessage(text: string): CatalogChange[] {
+  return CatalogMessageSchema.parse(JSON.parse(text));
+}

@@ -5,6 +5,7 @@
 // the loose value and `services/storefront/context.ts` normalizes it; where the spec gives a type, a wrong
 // type is a 422 naming the field. Unknown keys are dropped everywhere (zod's default `strip`).
 import { z } from 'zod';
+import { ConditionGroup } from './config.ts';
 import { numericGidPattern, numericGidRegex } from './fields.ts';
 
 const str = (max = 512) => z.string().max(max);
@@ -278,3 +279,334 @@ export const SortOrdersResponseSchema = z
   .object({ sortOrders: z.array(SortOrderSchema).describe('`relevance` is always included.') })
   .meta({ id: 'SortOrdersResponse', description: "The store's sort orders." });
 export type SortOrdersResponse = z.infer<typeof SortOrdersResponseSchema>;
+
+// ─── product results: the shared request fields ─────────────────────────────────────────────────────────
+
+/** The filter operators and their value arity (reference notes §1). */
+export const FILTER_ARITY: Record<string, [number, number]> = {
+  eq: [1, 1],
+  neq: [1, 1],
+  in: [1, 250],
+  notIn: [1, 250],
+  gt: [1, 1],
+  gte: [1, 1],
+  lt: [1, 1],
+  lte: [1, 1],
+  between: [2, 2],
+  notBetween: [2, 2],
+  contains: [1, 1],
+  doesNotContain: [1, 1],
+  beginsWith: [1, 1],
+  endsWith: [1, 1],
+  doesNotBeginWith: [1, 1],
+  doesNotEndWith: [1, 1],
+  null: [0, 0],
+  notNull: [0, 0],
+};
+
+/**
+ * `filter_group`: the ConditionGroup of store configuration (schemas/config.ts; two nesting levels, the
+ * reference operator set), plus each operator's value count (between takes exactly 2, null none, …).
+ */
+export const FilterGroupSchema = ConditionGroup.superRefine((g, ctx) => {
+  const check = (leaf: { operator: string; values: unknown[] }, path: (string | number)[]) => {
+    const [min, max] = FILTER_ARITY[leaf.operator] ?? [0, 250];
+    if (leaf.values.length < min || leaf.values.length > max)
+      ctx.addIssue({
+        code: 'custom',
+        path: [...path, 'values'],
+        message:
+          min === max
+            ? `${leaf.operator} takes exactly ${min} value${min === 1 ? '' : 's'}`
+            : `${leaf.operator} takes ${min} to ${max} values`,
+      });
+  };
+  for (const [i, e] of g.expressions.entries()) {
+    if (!('expressions' in e)) check(e, ['expressions', i]);
+    else for (const [j, leaf] of e.expressions.entries()) check(leaf, ['expressions', i, 'expressions', j]);
+  }
+}).meta({
+  id: 'FilterGroup',
+  description:
+    '`{conditional: AND|OR, expressions: [leaf | group]}`, a leaf `{property, operator, values}`; groups nest two levels.',
+});
+export type FilterGroup = z.infer<typeof FilterGroupSchema>;
+
+const optionCode = z.string().min(1).max(255);
+
+export const DefaultSelectedOptionSchema = z
+  .object({ optionCode, value: z.string().max(255) })
+  .meta({ id: 'DefaultSelectedOption', description: 'optionCode is normalized (lower case, spaces to underscores).' });
+
+const idList = (what: string) => z.array(z.union([z.string().max(256), z.number()])).max(250, `at most 250 ${what}`);
+
+export const DiscountEntitlementSchema = z
+  .object({
+    entitled: z.object({
+      all: z.boolean().optional().describe('When true, every product qualifies.'),
+      products: idList('products').optional().describe('Product ids or handles.'),
+      variants: idList('variants').optional().describe('Variant ids.'),
+      collections: z
+        .array(z.string().max(255))
+        .max(250, 'at most 250 collections')
+        .optional()
+        .describe('Collection handles.'),
+      conditions: FilterGroupSchema.optional().describe('Products matching it qualify too.'),
+    }),
+    discount: z
+      .object({ type: z.enum(['PERCENTAGE', 'FIXED_AMOUNT']), value: z.number().min(0) })
+      .refine((d) => d.type !== 'PERCENTAGE' || d.value <= 100, {
+        message: 'a percentage is 0 to 100',
+        path: ['value'],
+      }),
+  })
+  .meta({ id: 'DiscountEntitlement' });
+export type DiscountEntitlement = z.infer<typeof DiscountEntitlementSchema>;
+
+export const ResponseOptionsSchema = z
+  .object({
+    mediaPreloads: z
+      .object({
+        enabled: z
+          .boolean()
+          .optional()
+          .describe('Default true; false skips the Link header (cannot enable what the store disabled).'),
+        srcsetSizes: z.array(z.int().min(1).max(10_000)).min(1).max(20).optional(),
+        sizes: z.string().max(512).optional().describe('Sent as the `imagesizes` of each preload.'),
+      })
+      .optional(),
+  })
+  .meta({ id: 'ResponseOptions' });
+
+/** The product-result fields shared by browse, search, blocks, similar and image search. */
+export const ResultFieldsSchema = StorefrontBodySchema.extend({
+  attributes: z
+    .array(z.string().min(1).max(200))
+    .max(100)
+    .optional()
+    .describe(
+      'Attributes to return (default: all but opt-in ones). Nested: `images[:2].src`, `variants[sku=X].price`, `metafields[namespace=custom]`.',
+    ),
+  filter_group: FilterGroupSchema.optional(),
+  pagination: PaginationSchema.optional(),
+  facets: z
+    .array(z.string().min(1).max(200))
+    .max(100)
+    .optional()
+    .describe('Facet codes (`vendor`, `options.Size`) or wildcards (`options.*`); a wildcard must match at least one.'),
+  retrieveFacetCount: z.boolean().optional(),
+  includeFacetRanges: z.boolean().optional(),
+  enrichFacetMetaobjects: z.boolean().optional(),
+  sort_order_code: z.string().min(1).max(64).optional(),
+  defaultSelectedOptions: z.array(DefaultSelectedOptionSchema).max(50).optional(),
+  discountEntitlements: z.array(DiscountEntitlementSchema).max(50).optional(),
+  forceHideOutOfStock: z.boolean().optional(),
+  responseOptions: ResponseOptionsSchema.optional(),
+});
+export type ResultFields = z.infer<typeof ResultFieldsSchema>;
+
+export const BrowseBodySchema = ResultFieldsSchema.extend({
+  dynamicLinking: z
+    .object({
+      products: z
+        .array(z.union([z.string().min(1).max(255), z.int().positive()]))
+        .max(50)
+        .describe('Handles and ids, mixed; pinned to positions 1, 2, … of page 1.'),
+    })
+    .optional(),
+  preview_id: z.uuid().optional().describe('A merchandising-rule preview (1 hour); 404 when unknown or expired.'),
+}).meta({ id: 'BrowseRequest' });
+export type BrowseBody = z.infer<typeof BrowseBodySchema>;
+
+export const FacetsBodySchema = StorefrontBodySchema.extend({
+  facets: ResultFieldsSchema.shape.facets,
+  retrieveFacetCount: z.boolean().optional(),
+  includeFacetRanges: z.boolean().optional(),
+  enrichFacetMetaobjects: z.boolean().optional(),
+  filter_group: FilterGroupSchema.optional(),
+  discountEntitlements: ResultFieldsSchema.shape.discountEntitlements,
+}).meta({ id: 'FacetsRequest' });
+export type FacetsBody = z.infer<typeof FacetsBodySchema>;
+
+export const CollectionHandleParamsSchema = z.object({
+  collection_handle: z.string().min(1).max(255).describe('The collection handle (or numeric id).'),
+});
+
+// ─── product results: the response ──────────────────────────────────────────────────────────────────────
+
+const money = z.string().describe('Major currency units, decimal string.');
+const ImageOutSchema = z
+  .object({
+    alt: z.string().nullable(),
+    src: z.string(),
+    width: z.int().nullable(),
+    height: z.int().nullable(),
+    variant_ids: z.array(z.number()),
+  })
+  .partial()
+  .meta({ id: 'ProductImage' });
+
+export const VariantOutSchema = z
+  .object({
+    id: z.number(),
+    title: z.string(),
+    sku: z.string().nullable(),
+    barcode: z.string().nullable(),
+    price: money,
+    compare_at_price: money.nullable(),
+    option1: z.string().nullable(),
+    option2: z.string().nullable(),
+    option3: z.string().nullable(),
+    selected_options: z.array(z.object({ name: z.string(), value: z.string() })),
+    position: z.int(),
+    available: z.boolean(),
+    inventory_quantity: z.int().nullable(),
+    image_id: z.number().nullable(),
+    requires_components: z.boolean(),
+  })
+  .partial()
+  .meta({ id: 'ProductVariant' });
+
+const FREE = z.record(z.string(), z.unknown());
+
+export const ProductRecordSchema = z
+  .object({
+    __typename: z.enum(['Product', 'Variant']),
+    id: z.number().describe('Product id; on a variant tile the variant id.'),
+    product_id: z.number().describe('Variant tiles: the parent product id.'),
+    variant_id: z.number().describe('Variant tiles: the variant id.'),
+    title: z.string(),
+    handle: z.string(),
+    body_html: z.string(),
+    vendor: z.string(),
+    product_type: z.string(),
+    tags: z.array(z.string()),
+    named_tags: z.record(z.string(), z.array(z.string())).describe('`name:value` tags grouped by name.'),
+    images: z.array(ImageOutSchema),
+    featured_media: ImageOutSchema.nullable(),
+    available: z.boolean(),
+    created_at: z.union([z.string(), z.number()]).nullable(),
+    updated_at: z.union([z.string(), z.number()]).nullable(),
+    published_at: z.union([z.string(), z.number()]).nullable(),
+    price_range: z.object({ from: money, to: money }).partial(),
+    options: z.array(z.object({ name: z.string(), position: z.int(), values: z.array(z.string()) }).partial()),
+    original_options: z.array(z.object({ name: z.string(), position: z.int(), values: z.array(z.string()) }).partial()),
+    metafields: z.record(z.string(), FREE),
+    calculated: z
+      .object({
+        price_min: money,
+        price_max: money,
+        compare_at_price_min: money.nullable(),
+        compare_at_price_max: money.nullable(),
+        on_sale: z.boolean(),
+        discounted: z.boolean(),
+        inventory_total: z.int(),
+      })
+      .partial(),
+    category: z.object({ id: z.string(), name: z.string(), full_name: z.string() }).partial().nullable(),
+    is_gift_card: z.boolean(),
+    has_variants_that_require_components: z.boolean(),
+    combined_listing_parent_product_id: z.number().nullable(),
+    combined_listing_role: z.string().nullable(),
+    first_or_matched_variant: VariantOutSchema.nullable(),
+    variants: z.array(VariantOutSchema),
+    collection_titles: z.array(z.string()),
+  })
+  .partial()
+  .meta({
+    id: 'ProductRecord',
+    description: 'The requested attributes of a product (or a variant tile, `__typename: Variant`).',
+  });
+export type ProductRecord = z.infer<typeof ProductRecordSchema>;
+
+export const FacetDisplayEntrySchema = z
+  .object({
+    handle: z.string(),
+    display_name: z.string(),
+    fields: FREE,
+    swatch: z
+      .union([
+        z.object({ type: z.literal('color'), colors: z.array(z.string()) }),
+        z.object({ type: z.literal('image'), url: z.string(), alt: z.string().nullable() }),
+      ])
+      .nullable(),
+  })
+  .meta({ id: 'FacetDisplayEntry' });
+
+const FacetsOut = z
+  .record(z.string(), z.record(z.string(), z.number()))
+  .describe('Facet code → value → count of results (tiles).');
+const FacetRangesOut = z
+  .record(z.string(), z.object({ min: z.number(), max: z.number() }))
+  .describe('Numeric facet → min and max over the results.');
+const FacetDisplayOut = z
+  .record(z.string(), z.record(z.string(), FacetDisplayEntrySchema))
+  .describe('Metaobject-backed facet → value handle → display entry.');
+
+export const BannerOutSchema = z
+  .object({
+    id: z.string(),
+    rule_id: z.string(),
+    name: z.string(),
+    banner_type: z.string(),
+    mode: z.enum(['overtake', 'inject']),
+    link: z.string().nullable(),
+    sort_index: z.int(),
+    web_media: z.object({ src: z.string(), alt: z.string() }).nullable(),
+    mobile_media: z.object({ src: z.string(), alt: z.string() }).nullable(),
+    web_layout: z.object({ placement: z.string(), width: z.int(), height: z.int(), position: z.int().nullable() }),
+    mobile_layout: z.object({ placement: z.string(), width: z.int(), height: z.int(), position: z.int().nullable() }),
+    schedule_start_at: z.string().nullable(),
+    schedule_end_at: z.string().nullable(),
+  })
+  .meta({ id: 'Banner', description: 'A merchandising banner; send its id and rule_id with banner_* events.' });
+
+export const AppliedRuleSchema = z
+  .object({ id: z.string(), name: z.string(), preview: z.boolean(), banners: z.array(BannerOutSchema) })
+  .meta({ id: 'AppliedRule' });
+
+export const WorkflowStepSchema = z.object({ type: z.string(), payload: z.unknown() }).meta({ id: 'WorkflowStep' });
+
+export const ResultMetaSchema = z
+  .looseObject({
+    collection: z.object({ id: z.number(), handle: z.string(), title: z.string() }).optional(),
+    sortOrderCode: z.string().optional(),
+    variantBreakouts: z.array(z.object({ id: z.string(), name: z.string(), optionCode: z.string() })).optional(),
+    imagePreloads: z.object({ srcsetSizes: z.array(z.int()) }).optional(),
+    discountEntitlements: z.array(DiscountEntitlementSchema).optional(),
+    market: z.string().optional(),
+    currency: z.string().optional(),
+  })
+  .meta({ id: 'ResultMeta', description: 'Debug and applied-configuration metadata.' });
+
+export const ResultEnvelopeSchema = z
+  .object({
+    results: z.array(ProductRecordSchema),
+    totalResults: z.int(),
+    page: z.int(),
+    totalPages: z.int(),
+    resultsPerPage: z.int(),
+    facets: FacetsOut,
+    facetRanges: FacetRangesOut,
+    facetDisplay: FacetDisplayOut,
+    filters: z.record(z.string(), z.unknown()).describe('Echo of the applied filter expressions.'),
+    attributionToken: z.string().describe('= x-request-id; send it with the events this response leads to.'),
+    appliedRules: z
+      .array(AppliedRuleSchema)
+      .optional()
+      .describe('Browse: the merchandising rule applied, with its banners.'),
+    _meta: ResultMetaSchema,
+    _workflow: z.array(WorkflowStepSchema),
+  })
+  .meta({ id: 'ResultEnvelope' });
+export type ResultEnvelope = z.infer<typeof ResultEnvelopeSchema>;
+
+export const FacetsResponseSchema = z
+  .object({
+    facets: FacetsOut.optional().describe('Only when retrieveFacetCount is true.'),
+    facetRanges: FacetRangesOut.optional().describe('Only when includeFacetRanges is true.'),
+    facetDisplay: FacetDisplayOut.optional().describe('Only when enrichFacetMetaobjects is true.'),
+    filters: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'FacetsResponse' });
+export type FacetsResponse = z.infer<typeof FacetsResponseSchema>;

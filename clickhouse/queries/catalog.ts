@@ -399,6 +399,35 @@ export async function allCollections(db: Db, storeId: string): Promise<Collectio
   return rows.map(toCollectionView);
 }
 
+/** Current collections by id (missing and deleted ones left out). */
+export async function collectionsByIds(db: Db, storeId: string, ids: readonly string[]): Promise<CollectionView[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.query<CollectionRow>(
+    `SELECT ${COLLECTION_COLUMNS} FROM catalog_collections FINAL
+     WHERE store_id = {store:String} AND is_deleted = 0 AND collection_id IN {ids:Array(UInt64)} ORDER BY collection_id`,
+    { store: storeId, ids: u64s(ids) },
+  );
+  return rows.map(toCollectionView);
+}
+
+/**
+ * The current membership lists of a store's collections (all, or the given ids): collection id → product
+ * ids in merchandised order, as the platform sent them (products that no longer exist are the caller's to skip).
+ */
+export async function collectionMemberLists(
+  db: Db,
+  storeId: string,
+  ids?: readonly string[],
+): Promise<Map<string, string[]>> {
+  const rows = await db.query<{ id: string; product_ids: string[] }>(
+    `SELECT toString(collection_id) AS id, arrayMap(x -> toString(x), product_ids) AS product_ids
+     FROM catalog_collection_members FINAL
+     WHERE store_id = {store:String} AND is_deleted = 0 AND ({all:UInt8} = 1 OR collection_id IN {ids:Array(UInt64)})`,
+    { store: storeId, all: ids ? 0 : 1, ids: u64s(ids ?? []) },
+  );
+  return new Map(rows.map((r) => [r.id, r.product_ids]));
+}
+
 /** A collection's products in merchandised order (position 1-based); current, non-deleted products only. */
 export async function collectionMembers(
   db: Db,
@@ -640,12 +669,51 @@ export async function priceListPrices(
   );
 }
 
+/** Every current price entry of a store (all lists, or the given (list, variant) pairs), grouped by list. */
+export async function storePrices(
+  db: Db,
+  storeId: string,
+  only?: readonly { priceListId: string; variantId: string }[],
+): Promise<Map<string, Map<string, PriceView>>> {
+  const rows = await db.query<{
+    list: string;
+    variant_id: string;
+    product_id: string;
+    currency: string;
+    price: string;
+    compare_at_price: string | null;
+  }>(
+    `SELECT price_list_id AS list, toString(variant_id) AS variant_id, toString(product_id) AS product_id,
+            toString(currency) AS currency, toString(price) AS price, toString(compare_at_price) AS compare_at_price
+     FROM catalog_prices_current
+     WHERE store_id = {store:String}
+       AND ({all:UInt8} = 1 OR (price_list_id, variant_id) IN (SELECT tupleElement(t, 1), toUInt64(tupleElement(t, 2)) FROM (SELECT arrayJoin({pairs:Array(Tuple(String, String))}) AS t)))`,
+    { store: storeId, all: only ? 0 : 1, pairs: (only ?? []).map((o) => [o.priceListId, o.variantId]) },
+  );
+  const out = new Map<string, Map<string, PriceView>>();
+  for (const r of rows) {
+    let list = out.get(r.list);
+    if (!list) out.set(r.list, (list = new Map()));
+    list.set(r.variant_id, {
+      variant_id: r.variant_id,
+      product_id: r.product_id,
+      currency: r.currency,
+      price: money(r.price),
+      compare_at_price: r.compare_at_price === null ? null : money(r.compare_at_price),
+    });
+  }
+  return out;
+}
+
 export interface B2bCatalogView {
   catalog_id: string;
   title: string;
   price_list_id: string | null;
   all_products: boolean;
   company_location_ids: string[];
+  /** listed products and collections (the collections' members are in the catalog too) */
+  product_ids: string[];
+  collection_ids: string[];
 }
 
 /** The active B2B catalogs assigned to a company location (numeric id or gid://…/CompanyLocation/<id>). */
@@ -671,8 +739,11 @@ export async function b2bCatalogs(
     price_list_id: string | null;
     all_products: number;
     location_ids: string[];
+    product_ids: string[];
+    collection_ids: string[];
   }>(
-    `SELECT catalog_id, title, price_list_id, all_products, arrayMap(x -> toString(x), company_location_ids) AS location_ids
+    `SELECT catalog_id, title, price_list_id, all_products, arrayMap(x -> toString(x), company_location_ids) AS location_ids,
+            arrayMap(x -> toString(x), product_ids) AS product_ids, arrayMap(x -> toString(x), collection_ids) AS collection_ids
      FROM catalog_b2b_catalogs FINAL
      WHERE store_id = {store:String} AND is_deleted = 0 AND status = 'active'
        AND ({cid:String} = '' OR catalog_id = {cid:String})
@@ -686,6 +757,8 @@ export async function b2bCatalogs(
     price_list_id: r.price_list_id,
     all_products: Number(r.all_products) === 1,
     company_location_ids: r.location_ids,
+    product_ids: r.product_ids,
+    collection_ids: r.collection_ids,
   }));
 }
 

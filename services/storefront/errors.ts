@@ -44,9 +44,28 @@ export function formatPath(path: readonly PropertyKey[], base = ''): string {
   return out;
 }
 
+type Issue = z.core.$ZodIssue;
+
+/**
+ * A union that matched no branch (a filter leaf or a nested group, a string or a number) is reported
+ * through the branch that got furthest (its deepest issue path, then the fewest issues), so the client
+ * reads `expressions[2].operator: Invalid option …` rather than `expressions[2]: Invalid input`.
+ */
+function flatten(issue: Issue, prefix: readonly PropertyKey[]): { path: PropertyKey[]; message: string }[] {
+  const path = [...prefix, ...issue.path];
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    const depth = (list: Issue[]) => Math.max(...list.map((x) => x.path.length));
+    const best = [...issue.errors].sort((a, b) => depth(b) - depth(a) || a.length - b.length)[0];
+    if (depth(best) > 0) return best.flatMap((sub) => flatten(sub, path));
+  }
+  return [{ path, message: issue.message }];
+}
+
 /** zod issues → field list (unrecognized-key issues cannot occur: unknown keys are stripped) */
 export function zodFields(error: z.ZodError, base = ''): { path: string; message: string }[] {
-  return error.issues.map((i) => ({ path: formatPath(i.path, base), message: i.message }));
+  return error.issues
+    .flatMap((i) => flatten(i, []))
+    .map((f) => ({ path: formatPath(f.path, base), message: f.message }));
 }
 
 export function validationError(error: z.ZodError, base = ''): StorefrontError {

@@ -45,6 +45,8 @@ export interface StorefrontRequestState {
   context: RequestContext;
   /** request-event fields the handler contributes (query, results, …) */
   event: Partial<RequestEvent>;
+  /** no request event for this request (merchandising previews) */
+  noEvent?: boolean;
   /** no `identity` and no `context` were sent: the context is the store's default for the signals */
   bodyless: boolean;
   /** the preHandler ran (false when the route's schema validation refused the request before it) */
@@ -329,7 +331,7 @@ export function installFrame(app: FastifyInstance, opts: FrameOptions): void {
     observeRequest(req.routeOptions.url ?? 'unknown', reply.statusCode, reply.elapsedTime / 1000);
     const sf = req.storefront;
     const kind = req.routeOptions.config?.kind;
-    if (sf && kind && opts.emit) {
+    if (sf && kind && opts.emit && !sf.noEvent) {
       // refused by the route's schema before the preHandler: the event carries the context the request's
       // signals give (geo, channel, device), as a bodyless request's would
       if (!sf.preHandled) {

@@ -17,6 +17,8 @@ import { AutocompleteIndex } from './autocomplete/index.ts';
 import { STOREFRONT_PREFIX, storefrontPlugin } from './plugin.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { StoreViews } from './store-view.ts';
+import { ResultsCache } from './results/cache.ts';
+import { CatalogIndex } from './results/catalog.ts';
 import { loadTrendingCells } from '../../clickhouse/queries/trending.ts';
 
 export const storefrontModule: AppModule = {
@@ -88,6 +90,17 @@ export const storefrontModule: AppModule = {
     );
     ctx.onClose(() => rateLimiter.close());
 
+    // the catalog index: loaded per store on first use, live changes from agg:catalog
+    const catalogSubscriber = createRedis(config.redisUrl, { connectionName: 'storefront-catalog' });
+    catalogSubscriber.on('error', (err) => log.warn({ err: err.message }, 'catalog subscriber: redis error'));
+    const catalog = new CatalogIndex({ db: ctx.db, subscriber: catalogSubscriber, logger: log });
+    await catalog.start();
+    ctx.onClose(async () => {
+      await catalog.close();
+      catalogSubscriber.disconnect();
+    });
+    const resultsCache = new ResultsCache(ctx.redis);
+
     const views = new StoreViews(directory);
     ctx.onClose(() => views.close());
     await ctx.http.register(storefrontPlugin, {
@@ -100,6 +113,8 @@ export const storefrontModule: AppModule = {
       logger: log,
       emit: (e) => emitter.emit(e),
       autocomplete: index,
+      catalog,
+      resultsCache,
       build: config.build,
     });
     ctx.announce('storefront API', `http://${config.HOST}:${config.HTTP_PORT}${STOREFRONT_PREFIX}`);

@@ -1,6 +1,7 @@
 // The storefront API as one encapsulated Fastify plugin (mounted at /api/storefront/v1 by the module, or
 // alone in tests): the frame (auth, rate limit, identity/context, request events, errors), the
-// autocomplete and sort-order endpoints and the OpenAPI document generated from the registered routes.
+// autocomplete and sort-order endpoints, browse and facets (browse.ts) and the OpenAPI document generated
+// from the registered routes.
 //
 // Each route is declared once: its zod schemas (`querystring`, `params`, `body`, `response`) validate the
 // request (a 422 naming the field, through the frame's one error handler), type the handler, serialize the
@@ -14,6 +15,9 @@ import {
   SortOrdersResponseSchema,
 } from '../../schemas/storefront.ts';
 import type { AutocompleteIndex } from './autocomplete/index.ts';
+import { browseRoutes } from './browse.ts';
+import type { ResultsCache } from './results/cache.ts';
+import type { CatalogIndex } from './results/catalog.ts';
 import { normalizeQuery } from '../../schemas/fields.ts';
 import { codePointLength, sanitizeQuery } from './autocomplete/text.ts';
 import { type FrameOptions, installFrame } from './frame.ts';
@@ -30,6 +34,10 @@ const OpenApiDocumentSchema = z
 
 export interface StorefrontPluginOptions extends FrameOptions {
   autocomplete: AutocompleteIndex;
+  /** the in-process catalog index the product-result endpoints read */
+  catalog: CatalogIndex;
+  /** the Redis results cache (null: every response is computed) */
+  resultsCache: ResultsCache | null;
 }
 
 /** a query under this many characters (code points) after sanitizing counts as empty */
@@ -100,6 +108,8 @@ export async function storefrontPlugin(host: FastifyInstance, opts: StorefrontPl
     },
     async (req) => ({ sortOrders: req.storefront!.view.sortOrders }),
   );
+
+  await browseRoutes(host, { catalog: opts.catalog, directory: opts.directory, cache: opts.resultsCache });
 
   // on the untyped instance: the handler sends the document pre-serialized, once generated
   let doc: string | undefined;

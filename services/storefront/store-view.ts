@@ -20,6 +20,10 @@ export interface StorefrontStoreView extends StoreView {
   /** whether any redirect matches by stem key (else a query's stem key need not be computed) */
   semanticRedirects: boolean;
   sortOrders: SortOrderEntry[];
+  /** distinct per built view: changes whenever the store's configuration does (results cache keys) */
+  generation: number;
+  /** market code → its configured price list (null: none configured) */
+  marketPriceLists: ReadonlyMap<string, string | null>;
 }
 
 export class StoreViews {
@@ -47,6 +51,8 @@ export class StoreViews {
     this.cache.clear();
   }
 }
+
+let generations = 0;
 
 const customerDigits = (id: string): string | undefined => gidNumericId(id.trim(), 'Customer');
 
@@ -106,6 +112,8 @@ function build(dir: StoreDirectory, record: StoreRecord): StorefrontStoreView {
     redirects,
     semanticRedirects,
     sortOrders,
+    generation: ++generations,
+    marketPriceLists: new Map(dir.items(storeId, 'market').map((m) => [m.code, m.price_list_id])),
   };
 }
 

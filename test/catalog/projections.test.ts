@@ -441,6 +441,8 @@ describe('inventory, prices and B2B', () => {
         price_list_id: 'pl-wholesale',
         all_products: false,
         company_location_ids: ['555'],
+        product_ids: ['77'],
+        collection_ids: ['9'],
       },
     ]);
     expect([...((await b2bCatalogProducts(db, store, 'catalog-b2b')) as Set<string>)].sort()).toEqual([

@@ -18,6 +18,9 @@ import { installFrame } from '../../services/storefront/frame.ts';
 import { STOREFRONT_PREFIX, storefrontPlugin } from '../../services/storefront/plugin.ts';
 import { createRateLimiter, type RateLimitSettings } from '../../services/storefront/rate-limit.ts';
 import { StoreViews } from '../../services/storefront/store-view.ts';
+import { ResultsCache } from '../../services/storefront/results/cache.ts';
+import { CatalogIndex } from '../../services/storefront/results/catalog.ts';
+import { privateDb } from '../helpers/chdb.ts';
 
 export { type RedisServer, startRedis } from '../helpers/redis.ts';
 
@@ -173,7 +176,14 @@ export async function startHarness(
     build: TEST_BUILD,
     emit: (e: RequestEvent) => events.push(e),
   };
-  await app.register(storefrontPlugin, { ...frame, autocomplete: index, prefix: STOREFRONT_PREFIX });
+  const catalog = new CatalogIndex({ db: await privateDb('storefront_harness'), logger });
+  await app.register(storefrontPlugin, {
+    ...frame,
+    autocomplete: index,
+    catalog,
+    resultsCache: new ResultsCache(redis),
+    prefix: STOREFRONT_PREFIX,
+  });
   await app.register(
     async (inner) => {
       installFrame(inner, frame);

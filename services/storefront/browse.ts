@@ -1,0 +1,166 @@
+// Browse and collection facets (POST /browse/{collection_handle}, POST /{collection_handle}/facets), served
+// from the in-process catalog index through the results engine (results/engine.ts), behind the results
+// cache (results/cache.ts) and with the image preload Link header (results/preload.ts).
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  BrowseBodySchema,
+  CollectionHandleParamsSchema,
+  FacetsBodySchema,
+  FacetsResponseSchema,
+  ResultEnvelopeSchema,
+} from '../../schemas/storefront.ts';
+import type { StoreDirectory } from '../store-config/api.ts';
+import type { StorefrontRequestState } from './frame.ts';
+import type { ResultsCache } from './results/cache.ts';
+import type { CatalogIndex } from './results/catalog.ts';
+import { browse, collectionFacets, type ResultsInput } from './results/engine.ts';
+import { linkHeader, preloadSettings } from './results/preload.ts';
+
+export interface BrowseRoutesOptions {
+  catalog: CatalogIndex;
+  directory: StoreDirectory;
+  cache: ResultsCache | null;
+}
+
+const CACHE_HEADER = 'x-service-results-cache';
+
+/** cached: the envelope without attributionToken, the page's product ids, the Link header */
+interface CachedBrowse {
+  envelope: Record<string, unknown>;
+  productIds: string[];
+  link: string | null;
+  total: number;
+}
+
+async function inputOf(sf: StorefrontRequestState, opts: BrowseRoutesOptions): Promise<ResultsInput> {
+  return {
+    catalog: await opts.catalog.get(sf.store.storeId),
+    view: sf.view,
+    dir: opts.directory,
+    rc: sf.context,
+    now: Date.now(),
+  };
+}
+
+function cacheKey(
+  sf: StorefrontRequestState,
+  input: ResultsInput,
+  opts: BrowseRoutesOptions,
+  kind: string,
+  handle: string,
+  body: unknown,
+): string | null {
+  if (!opts.cache) return null;
+  return opts.cache.key(
+    sf.store.storeId,
+    `${input.catalog.version}.${sf.view.generation}`,
+    kind,
+    handle,
+    body,
+    sf.context,
+  );
+}
+
+export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOptions): Promise<void> {
+  const app = host.withTypeProvider<ZodTypeProvider>();
+
+  app.post(
+    '/browse/:collection_handle',
+    {
+      config: { kind: 'browse' },
+      schema: {
+        operationId: 'browseCollection',
+        summary: 'Browse a collection',
+        description:
+          "A merchandised, filterable, sortable, paginated collection page. Sort: `sort_order_code`, else the collection's default (its `service.default_sort_order` metafield), else the collection order. `dynamicLinking` pins products on page 1; the active merchandising rule (or `preview_id`'s) adds pins, boosts and banners (`appliedRules`). Headers: `X-Service-Results-Cache` (HIT|MISS) and `Link` image preloads.",
+        params: CollectionHandleParamsSchema,
+        body: BrowseBodySchema,
+        response: { 200: ResultEnvelopeSchema },
+      },
+    },
+    async (req, reply) => {
+      const sf = req.storefront as StorefrontRequestState;
+      const handle = req.params.collection_handle;
+      const body = req.body;
+      const input = await inputOf(sf, opts);
+      // previews are never cached and never recorded
+      const key = body.preview_id ? null : cacheKey(sf, input, opts, 'browse', handle, body);
+      let cached: CachedBrowse | null = null;
+      if (key && opts.cache) {
+        const hit = await opts.cache.get(key, 'browse');
+        if (hit) cached = JSON.parse(hit) as CachedBrowse;
+      }
+      const page = body.pagination?.page ?? 1;
+      const limit = body.pagination?.limit ?? 24;
+      if (!cached) {
+        const r = browse(input, handle, body);
+        const settings = preloadSettings(sf.store, body.responseOptions);
+        const link = settings ? linkHeader(r.images, sf.store, settings) : null;
+        if (settings) r.envelope._meta.imagePreloads = { srcsetSizes: settings.srcsetSizes };
+        if (r.preview) sf.noEvent = true;
+        cached = { envelope: r.envelope, productIds: r.productIds, link, total: r.envelope.totalResults };
+        reply.header(CACHE_HEADER, 'MISS');
+        if (key && opts.cache) opts.cache.set(key, JSON.stringify(cached));
+        sf.event = eventFields(r.sortOrderCode, r.ruleId);
+      } else {
+        reply.header(CACHE_HEADER, 'HIT');
+        const meta = cached.envelope._meta as { sortOrderCode?: string };
+        const rules = cached.envelope.appliedRules as { id: string }[] | undefined;
+        sf.event = { ...eventFields(meta.sortOrderCode ?? null, rules?.[0]?.id ?? null), cache_hit: true };
+      }
+      if (cached.link) reply.header('link', cached.link);
+      sf.event = {
+        ...sf.event,
+        collection_handle: handle,
+        result_product_ids: cached.productIds,
+        result_count: cached.productIds.length,
+        total_results: cached.total,
+        page,
+        limit,
+        cache_hit: sf.event.cache_hit ?? false,
+      };
+      return sendEnvelope(reply, cached.envelope, req.id);
+    },
+  );
+
+  app.post(
+    '/:collection_handle/facets',
+    {
+      config: { kind: 'facets' },
+      schema: {
+        operationId: 'collectionFacets',
+        summary: "A collection's facets",
+        description:
+          "Facet values and counts (`retrieveFacetCount`), numeric ranges (`includeFacetRanges`) and metaobject display entries (`enrichFacetMetaobjects`) of a collection, over the products visible on the request's channel and matching `filter_group`. No products, pagination or attributionToken.",
+        params: CollectionHandleParamsSchema,
+        body: FacetsBodySchema,
+        response: { 200: FacetsResponseSchema },
+      },
+    },
+    async (req, reply) => {
+      const sf = req.storefront as StorefrontRequestState;
+      const handle = req.params.collection_handle;
+      const input = await inputOf(sf, opts);
+      const key = cacheKey(sf, input, opts, 'facets', handle, req.body);
+      const hit = key && opts.cache ? await opts.cache.get(key, 'facets') : null;
+      reply.header(CACHE_HEADER, hit ? 'HIT' : 'MISS');
+      sf.event = { collection_handle: handle, cache_hit: hit !== null };
+      if (hit) return reply.type('application/json; charset=utf-8').send(hit as never);
+      const out = collectionFacets(input, handle, req.body);
+      if (key && opts.cache) opts.cache.set(key, JSON.stringify(out));
+      return out;
+    },
+  );
+}
+
+function eventFields(sortOrderCode: string | null, ruleId: string | null) {
+  return {
+    sort_order_code: sortOrderCode,
+    details_json: ruleId ? JSON.stringify({ rule_id: ruleId }) : null,
+  };
+}
+
+function sendEnvelope(reply: FastifyReply, envelope: Record<string, unknown>, requestId: string) {
+  return reply.send({ ...envelope, attributionToken: requestId } as never);
+}

@@ -1,0 +1,434 @@
+// The read API's in-process catalog index: per store, every current product, collection (with its ordered
+// members), price list, B2B catalog, swatch metaobject and ranking signal, loaded from the ClickHouse
+// projections and kept fresh from the `agg:catalog` channel (schemas/channels.ts). Browse, facets and
+// the other product-returning endpoints read only this index on the request path: no query, no FINAL.
+//
+// Freshness: a catalog processor publishes the record keys of each chunk after its insert; the index
+// re-reads exactly those records (a point read by primary key) and swaps them in, so a change is served
+// within the processor's linger + one read (typically 150-400 ms). Pub/sub has no replay: on every
+// (re)subscription the index reloads each loaded store in full. Ranking signals (revenue, trending,
+// popularity) are aggregates of the event streams and are re-read every `signalsRefreshMs` (60 s).
+//
+// A store is loaded on its first request (the request waits for the load) and at start-up for every
+// store the directory knows; `version(store)` changes with every applied change (results cache key).
+import type { Redis } from 'ioredis';
+import type { Db } from '../../../clickhouse/client.ts';
+import {
+  allCollections,
+  allProducts,
+  b2bCatalogs,
+  type B2bCatalogView,
+  collectionMemberLists,
+  collectionsByIds,
+  type CollectionView,
+  type PriceView,
+  productsByIds,
+  type ProductView,
+  storePrices,
+} from '../../../clickhouse/queries/catalog.ts';
+import { allMetaobjects, type MetaobjectView } from '../../../clickhouse/queries/metaobjects.ts';
+import { storeProductSignals } from '../../../clickhouse/queries/signals.ts';
+import { parseCatalogKey } from '../../../schemas/catalog.ts';
+import { CATALOG_CHANNEL, type CatalogChange, parseCatalogMessage } from '../../../schemas/channels.ts';
+import type { Logger } from '../../common/logger.ts';
+
+export interface IndexedProduct {
+  p: ProductView;
+  /** Unix seconds, null when unset */
+  createdSec: number | null;
+  publishedSec: number | null;
+  updatedSec: number | null;
+  /** numeric tie-break key (ids compared as numbers; ids fit 2^64, doubles order them well enough) */
+  order: number;
+}
+
+export interface IndexedCollection {
+  view: CollectionView;
+  /** member product ids in merchandised order (ids without a current product included; skip them) */
+  members: string[];
+}
+
+export interface ProductSignal {
+  revenue7d: number;
+  trending: number;
+  popularity: number;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+const NO_SIGNAL: ProductSignal = { revenue7d: 0, trending: 0, popularity: 0 };
+
+const seconds = (iso: string | null): number | null => (iso ? Math.floor(Date.parse(iso) / 1000) : null);
+
+/** One store's catalog. Mutated only by CatalogIndex (whole-record swaps). */
+export class StoreCatalog {
+  readonly storeId: string;
+  readonly products = new Map<string, IndexedProduct>();
+  readonly byHandle = new Map<string, string>();
+  readonly collections = new Map<string, IndexedCollection>();
+  readonly collectionByHandle = new Map<string, string>();
+  /** price list id → variant id → price */
+  readonly prices = new Map<string, Map<string, PriceView>>();
+  readonly b2b = new Map<string, B2bCatalogView>();
+  /** metaobject gid → metaobject */
+  readonly metaobjects = new Map<string, MetaobjectView>();
+  signals = new Map<string, ProductSignal>();
+  /** inventory item id → product id (inventory changes name items, not products) */
+  readonly productOfItem = new Map<string, string>();
+  readonly productOfVariant = new Map<string, string>();
+  /** bumped on every applied change */
+  version = 0;
+
+  constructor(storeId: string) {
+    this.storeId = storeId;
+  }
+
+  signal(productId: string): ProductSignal {
+    return this.signals.get(productId) ?? NO_SIGNAL;
+  }
+
+  collection(handleOrId: string): IndexedCollection | undefined {
+    const id = this.collectionByHandle.get(handleOrId) ?? (/^\d+$/.test(handleOrId) ? handleOrId : undefined);
+    return id === undefined ? undefined : this.collections.get(id);
+  }
+
+  /** products of a B2B catalog (listed products and members of listed collections); 'all' when unrestricted */
+  b2bProducts(catalogId: string): Set<string> | 'all' | undefined {
+    const cat = this.b2b.get(catalogId);
+    if (!cat) return undefined;
+    if (cat.all_products) return 'all';
+    let cached = this.b2bScope.get(catalogId);
+    if (!cached) {
+      cached = new Set(cat.product_ids);
+      for (const c of cat.collection_ids) for (const id of this.collections.get(c)?.members ?? []) cached.add(id);
+      this.b2bScope.set(catalogId, cached);
+    }
+    return cached;
+  }
+  private readonly b2bScope = new Map<string, Set<string>>();
+
+  // ── mutation (CatalogIndex only) ──
+
+  /** ids of the collections listing a product */
+  collectionsOf(productId: string): ReadonlySet<string> {
+    return this.memberOf.get(productId) ?? NONE;
+  }
+  private readonly memberOf = new Map<string, Set<string>>();
+
+  putProduct(p: ProductView): void {
+    this.removeProduct(p.id);
+    this.products.set(p.id, {
+      p,
+      createdSec: seconds(p.created_at),
+      publishedSec: seconds(p.published_at),
+      updatedSec: seconds(p.updated_at),
+      order: Number(p.id),
+    });
+    this.byHandle.set(p.handle, p.id);
+    for (const v of p.variants) {
+      this.productOfVariant.set(v.id, p.id);
+      if (v.inventory_item_id) this.productOfItem.set(v.inventory_item_id, p.id);
+    }
+  }
+
+  removeProduct(id: string): void {
+    const old = this.products.get(id);
+    if (!old) return;
+    this.products.delete(id);
+    if (this.byHandle.get(old.p.handle) === id) this.byHandle.delete(old.p.handle);
+  }
+
+  putCollection(view: CollectionView, members: string[] | undefined): void {
+    const prev = this.collections.get(view.id);
+    if (prev && prev.view.handle !== view.handle) this.collectionByHandle.delete(prev.view.handle);
+    this.setMembers(view.id, view, members ?? prev?.members ?? []);
+    this.collectionByHandle.set(view.handle, view.id);
+  }
+
+  removeCollection(id: string): void {
+    const prev = this.collections.get(id);
+    if (!prev) return;
+    this.setMembers(id, undefined, []);
+    this.collections.delete(id);
+    if (this.collectionByHandle.get(prev.view.handle) === id) this.collectionByHandle.delete(prev.view.handle);
+  }
+
+  /** replace a collection's member list, keeping each product's collection set in step */
+  setMembers(id: string, view: CollectionView | undefined, members: string[]): void {
+    const prev = this.collections.get(id);
+    for (const pid of prev?.members ?? []) this.memberOf.get(pid)?.delete(id);
+    for (const pid of members) {
+      let set = this.memberOf.get(pid);
+      if (!set) this.memberOf.set(pid, (set = new Set()));
+      set.add(id);
+    }
+    const v = view ?? prev?.view;
+    if (v) this.collections.set(id, { view: v, members });
+    this.b2bScope.clear();
+  }
+
+  setB2b(list: B2bCatalogView[]): void {
+    this.b2b.clear();
+    for (const c of list) this.b2b.set(c.catalog_id, c);
+    this.b2bScope.clear();
+  }
+}
+
+export interface CatalogIndexOptions {
+  db: Db;
+  /** a dedicated subscriber connection (pub/sub mode), or none (tests, tools: no live updates) */
+  subscriber?: Redis;
+  logger: Logger;
+  /** ranking signals re-read every this many ms (default 60 s) */
+  signalsRefreshMs?: number;
+}
+
+const PAGE = 5_000;
+
+/** Per-store catalogs, loaded on demand and kept fresh from `agg:catalog`. */
+export class CatalogIndex {
+  private readonly stores = new Map<string, Promise<StoreCatalog>>();
+  private readonly loaded = new Map<string, StoreCatalog>();
+  private readonly opts: CatalogIndexOptions;
+  private readonly pending = new Map<string, CatalogChange[]>();
+  /** stores being (re)loaded → the changes published meanwhile */
+  private readonly loading = new Map<string, CatalogChange[]>();
+  private flushing: Promise<void> | null = null;
+  private signalsTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** changes applied since start (metrics, tests) */
+  changesApplied = 0;
+  lastChangeAt = 0;
+
+  constructor(opts: CatalogIndexOptions) {
+    this.opts = opts;
+  }
+
+  async start(): Promise<void> {
+    const sub = this.opts.subscriber;
+    if (sub) {
+      sub.on('message', (channel: string, text: string) => {
+        if (channel !== CATALOG_CHANNEL) return;
+        try {
+          for (const change of parseCatalogMessage(text)) this.enqueue(change);
+        } catch (err) {
+          this.opts.logger.warn({ err: (err as Error).message }, 'catalog index: malformed agg:catalog message');
+        }
+      });
+      // pub/sub has no replay: every (re)subscription reloads what is loaded
+      let first = true;
+      sub.on('ready', () => {
+        if (first) return;
+        for (const storeId of this.loaded.keys()) this.reload(storeId);
+      });
+      await sub.subscribe(CATALOG_CHANNEL);
+      first = false;
+    }
+    const every = this.opts.signalsRefreshMs ?? 60_000;
+    this.signalsTimer = setInterval(() => {
+      for (const c of this.loaded.values())
+        void this.loadSignals(c).catch((err: Error) =>
+          this.opts.logger.warn({ err: err.message, store: c.storeId }, 'catalog index: signals refresh failed'),
+        );
+    }, every);
+    this.signalsTimer.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.signalsTimer) clearInterval(this.signalsTimer);
+    await this.flushing;
+  }
+
+  /** The store's catalog, loading it on first use. */
+  get(storeId: string): Promise<StoreCatalog> {
+    let p = this.stores.get(storeId);
+    if (!p) {
+      p = this.load(storeId);
+      this.stores.set(storeId, p);
+      p.catch(() => this.stores.delete(storeId));
+    }
+    return p;
+  }
+
+  /** the catalog when already loaded (no wait) */
+  peek(storeId: string): StoreCatalog | undefined {
+    return this.loaded.get(storeId);
+  }
+
+  private reload(storeId: string): void {
+    const p = this.load(storeId);
+    p.then(
+      () => this.stores.set(storeId, p),
+      (err: Error) => this.opts.logger.warn({ err: err.message, store: storeId }, 'catalog index: reload failed'),
+    );
+  }
+
+  private async load(storeId: string): Promise<StoreCatalog> {
+    // changes published while the tables are read may or may not be in what is read: keep them, and
+    // apply them once the load is in place (a re-read of a record is harmless)
+    const during: CatalogChange[] = [];
+    this.loading.set(storeId, during);
+    try {
+      const c = await this.read(storeId);
+      this.loaded.set(storeId, c);
+      for (const change of during) this.enqueue(change);
+      return c;
+    } finally {
+      if (this.loading.get(storeId) === during) this.loading.delete(storeId);
+    }
+  }
+
+  private async read(storeId: string): Promise<StoreCatalog> {
+    const { db } = this.opts;
+    const started = Date.now();
+    const c = new StoreCatalog(storeId);
+    const [collections, members, b2b, prices, metaobjects] = await Promise.all([
+      allCollections(db, storeId),
+      collectionMemberLists(db, storeId),
+      b2bCatalogs(db, storeId),
+      storePrices(db, storeId),
+      allMetaobjects(db, storeId),
+    ]);
+    for (const col of collections) c.putCollection(col, members.get(col.id) ?? []);
+    let after = '0';
+    for (;;) {
+      const page = await allProducts(db, storeId, { after, limit: PAGE });
+      for (const p of page) c.putProduct(p);
+      if (page.length < PAGE) break;
+      after = page[page.length - 1].id;
+    }
+    c.setB2b(b2b);
+    for (const [list, entries] of prices) c.prices.set(list, entries);
+    for (const m of metaobjects) c.metaobjects.set(m.gid, m);
+    await this.loadSignals(c);
+    c.version = (this.loaded.get(storeId)?.version ?? 0) + 1;
+    this.opts.logger.info(
+      { store: storeId, products: c.products.size, collections: c.collections.size, ms: Date.now() - started },
+      'catalog index: store loaded',
+    );
+    return c;
+  }
+
+  private async loadSignals(c: StoreCatalog): Promise<void> {
+    const rows = await storeProductSignals(this.opts.db, c.storeId);
+    const next = new Map<string, ProductSignal>();
+    for (const r of rows)
+      next.set(r.productId, { revenue7d: r.revenue7d, trending: r.trending, popularity: r.popularity });
+    c.signals = next;
+    c.version++;
+  }
+
+  // ── live changes ──
+
+  private enqueue(change: CatalogChange): void {
+    const loading = this.loading.get(change.store_id);
+    if (loading) {
+      loading.push(change);
+      return;
+    }
+    if (!this.loaded.has(change.store_id)) return; // loaded later, from the tables, with this change in it
+    let list = this.pending.get(change.store_id);
+    if (!list) this.pending.set(change.store_id, (list = []));
+    list.push(change);
+    this.flushing ??= Promise.resolve().then(() => this.flush());
+  }
+
+  /** Apply every queued change: one point read per store and record kind. */
+  private async flush(): Promise<void> {
+    try {
+      while (this.pending.size > 0 && !this.closed) {
+        const batch = new Map(this.pending);
+        this.pending.clear();
+        for (const [storeId, changes] of batch) {
+          const c = this.loaded.get(storeId);
+          if (!c) continue;
+          try {
+            await this.apply(c, changes);
+          } catch (err) {
+            // a failed read-back: reload the store from the tables rather than serve a half-applied change
+            this.opts.logger.warn({ err: (err as Error).message, store: storeId }, 'catalog index: change not applied');
+            this.reload(storeId);
+          }
+        }
+      }
+    } finally {
+      this.flushing = null;
+      if (this.pending.size > 0 && !this.closed) this.flushing = Promise.resolve().then(() => this.flush());
+    }
+  }
+
+  private async apply(c: StoreCatalog, changes: CatalogChange[]): Promise<void> {
+    const { db } = this.opts;
+    const productIds = new Set<string>();
+    const collectionIds = new Set<string>();
+    const priceKeys: { priceListId: string; variantId: string }[] = [];
+    let b2b = false;
+    let metaobjects = false;
+    for (const change of changes) {
+      for (const key of change.keys) {
+        if (change.topic === 'metaobjects') {
+          metaobjects = true;
+          continue;
+        }
+        const ref = parseCatalogKey(change.topic, key);
+        if (!ref || ref.store_id !== c.storeId) continue;
+        switch (ref.topic) {
+          case 'products':
+            productIds.add(ref.product_id);
+            break;
+          case 'collections':
+            collectionIds.add(ref.collection_id);
+            break;
+          case 'inventory': {
+            const pid = ref.inventory_item_id
+              ? c.productOfItem.get(ref.inventory_item_id)
+              : ref.variant_id
+                ? c.productOfVariant.get(ref.variant_id)
+                : undefined;
+            if (pid) productIds.add(pid);
+            break;
+          }
+          case 'price':
+            priceKeys.push({ priceListId: ref.price_list_id, variantId: ref.variant_id });
+            break;
+          case 'b2b_catalog':
+            b2b = true;
+            break;
+        }
+      }
+    }
+    const ids = [...productIds];
+    const cids = [...collectionIds];
+    const [products, collections, members, prices, b2bList, metas] = await Promise.all([
+      ids.length ? productsByIds(db, c.storeId, ids) : [],
+      cids.length ? collectionsByIds(db, c.storeId, cids) : [],
+      cids.length ? collectionMemberLists(db, c.storeId, cids) : new Map<string, string[]>(),
+      priceKeys.length ? storePrices(db, c.storeId, priceKeys) : new Map<string, Map<string, PriceView>>(),
+      b2b ? b2bCatalogs(db, c.storeId) : null,
+      metaobjects ? allMetaobjects(db, c.storeId) : null,
+    ]);
+    // swap in (synchronously: a request sees the change whole or not at all)
+    const found = new Set(products.map((p) => p.id));
+    for (const id of ids) if (!found.has(id)) c.removeProduct(id);
+    for (const p of products) c.putProduct(p);
+    const foundCollections = new Set(collections.map((x) => x.id));
+    for (const id of cids) if (!foundCollections.has(id)) c.removeCollection(id);
+    for (const col of collections) c.putCollection(col, members.get(col.id) ?? []);
+    for (const k of priceKeys) {
+      const entry = prices.get(k.priceListId)?.get(k.variantId);
+      let list = c.prices.get(k.priceListId);
+      if (entry) {
+        if (!list) c.prices.set(k.priceListId, (list = new Map()));
+        list.set(k.variantId, entry);
+      } else list?.delete(k.variantId);
+    }
+    if (b2bList) c.setB2b(b2bList);
+    if (metas) {
+      c.metaobjects.clear();
+      for (const m of metas) c.metaobjects.set(m.gid, m);
+    }
+    c.version++;
+    this.changesApplied += changes.length;
+    this.lastChangeAt = Date.now();
+  }
+}

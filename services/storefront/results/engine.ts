@@ -1,0 +1,307 @@
+// The results engine: what every product-returning endpoint shares, run on the in-process catalog index
+// (catalog.ts). A request goes: scope (channel, market, B2B, prices, discounts) → candidate products →
+// tiles (variant breakouts) → filter_group → facets → sort order → merchandising boosts and pins →
+// dynamic linking (page 1) → page → records (attributes). Browse and facets are built here; search,
+// blocks and similar reuse `prepare`, `finish` and the pieces they call.
+import { toNumericId } from '../../../schemas/fields.ts';
+import { normalizeOptionCode } from '../../../schemas/config.ts';
+import type {
+  BrowseBody,
+  FacetsBody,
+  FacetsResponse,
+  FilterGroup,
+  ResultEnvelope,
+  ResultFields,
+} from '../../../schemas/storefront.ts';
+import type { StoreDirectory } from '../../store-config/api.ts';
+import type { RequestContext } from '../context.ts';
+import { formatPath, StorefrontError } from '../errors.ts';
+import type { StorefrontStoreView } from '../store-view.ts';
+import type { IndexedCollection, IndexedProduct, StoreCatalog } from './catalog.ts';
+import { compileGroup, type Predicate } from './conditions.ts';
+import { computeFacets, expandFacets } from './facets.ts';
+import { activeRule, liveBanners, livePins } from './merch.ts';
+import { MAX_PRELOADS } from './preload.ts';
+import { featuredImageOf, parseAttributes, renderTile } from './render.ts';
+import { buildScope, compileEntitlements, type Scope } from './scope.ts';
+import { applyMerchBoosts, pinAt, pinTiles, resolveSortOrder, sortTiles } from './sort.ts';
+import { type Breakout, propertyOf, type Tile, tilesOf } from './tiles.ts';
+
+export interface ResultsInput {
+  catalog: StoreCatalog;
+  view: StorefrontStoreView;
+  dir: StoreDirectory;
+  rc: RequestContext;
+  /** ms */
+  now: number;
+}
+
+const invalid = (fields: { path: string; message: string }[]) =>
+  new StorefrontError(422, 'validation_failed', 'The request is invalid; see error.fields.', fields);
+
+/** Compile a filter group over tiles; unknown properties are a 422 naming them (under `field`). */
+export function tileFilter(
+  group: FilterGroup | undefined,
+  scope: Scope,
+  field = 'filter_group',
+): Predicate<Tile> | null {
+  if (!group) return null;
+  const fields: { path: string; message: string }[] = [];
+  const pred = compileGroup<Tile>(
+    group,
+    (p) => propertyOf(p, scope),
+    (path, reason) => fields.push({ path: formatPath(path, field), message: reason }),
+  );
+  if (fields.length) throw invalid(fields);
+  return pred;
+}
+
+/** The B2B catalog and price list of the request's authorized company location, if any. */
+export function b2bLocationOf(input: ResultsInput): { catalogId: string; priceListId: string | null } | null {
+  const b2b = input.rc.b2b;
+  if (!b2b) return null;
+  const locationId = toNumericId(b2b.companyLocationId, 'CompanyLocation');
+  if (!locationId) return null;
+  const configured = input.dir.item(input.view.storeId, 'b2b_company_location', locationId);
+  if (configured) return { catalogId: configured.catalog_id, priceListId: configured.price_list_id };
+  for (const c of input.catalog.b2b.values())
+    if (c.company_location_ids.includes(locationId)) return { catalogId: c.catalog_id, priceListId: c.price_list_id };
+  // an authorized location without a catalog sees nothing rather than the retail catalog
+  return { catalogId: '', priceListId: null };
+}
+
+export function requestScope(input: ResultsInput, body: Pick<ResultFields, 'discountEntitlements'>): Scope {
+  const { catalog, view, rc, now } = input;
+  // entitlement conditions are product conditions: evaluated on the product's own data and base prices
+  const baseScope = buildScope(catalog, view, rc, [], now / 1000, null);
+  const entitlements = compileEntitlements(catalog, body.discountEntitlements ?? [], (group, i) => {
+    const pred = tileFilter(group, baseScope, `discountEntitlements[${i}].entitled.conditions`);
+    return (item: IndexedProduct) => (pred ? pred(tilesOf(item, 0, null)[0]) : false);
+  });
+  return buildScope(catalog, view, rc, entitlements, now / 1000, b2bLocationOf(input));
+}
+
+/** The published variant breakouts that apply to an endpoint (and collection), in id order. */
+export function breakoutsFor(
+  input: ResultsInput,
+  endpoint: 'collections' | 'search',
+  collectionHandle: string | null,
+): (Breakout & { productIds: Set<string> })[] {
+  return input.dir
+    .items(input.view.storeId, 'variant_breakout')
+    .filter(
+      (b) =>
+        b.status === 'published' &&
+        (b.applies === 'both' || b.applies === endpoint) &&
+        (b.collection_handles.length === 0 ||
+          (collectionHandle !== null && b.collection_handles.includes(collectionHandle))),
+    )
+    .map((b) => ({
+      id: b.id,
+      name: b.name,
+      optionCode: b.option_code,
+      valueInTitle: b.include_option_value_in_title,
+      productIds: new Set(b.product_ids),
+    }));
+}
+
+export function makeTiles(
+  products: readonly { item: IndexedProduct; position: number }[],
+  breakouts: readonly (Breakout & { productIds: Set<string> })[],
+): Tile[] {
+  const tiles: Tile[] = [];
+  for (const { item, position } of products) {
+    const b =
+      breakouts.find(
+        (x) =>
+          (x.productIds.size === 0 || x.productIds.has(item.p.id)) &&
+          item.p.options.some((o) => normalizeOptionCode(o.name) === x.optionCode),
+      ) ?? null;
+    for (const t of tilesOf(item, position, b)) tiles.push(t);
+  }
+  return tiles;
+}
+
+/** option/variant filters switch defaultSelectedOptions off */
+function filtersVariants(group: FilterGroup | undefined): boolean {
+  if (!group) return false;
+  const variantProperty = (p: string) =>
+    p.startsWith('options.') || p.startsWith('variants.') || p === 'sku' || p === 'variant_id';
+  return group.expressions.some((e) =>
+    'expressions' in e ? e.expressions.some((l) => variantProperty(l.property)) : variantProperty(e.property),
+  );
+}
+
+export function selectedOptions(
+  body: Pick<ResultFields, 'defaultSelectedOptions' | 'filter_group'>,
+): Map<string, Set<string>> | null {
+  if (!body.defaultSelectedOptions?.length || filtersVariants(body.filter_group)) return null;
+  const out = new Map<string, Set<string>>();
+  for (const o of body.defaultSelectedOptions) {
+    const code = normalizeOptionCode(o.optionCode);
+    let set = out.get(code);
+    if (!set) out.set(code, (set = new Set()));
+    set.add(o.value);
+  }
+  return out;
+}
+
+// ── browse and facets ──
+
+interface CollectionPage {
+  collection: IndexedCollection;
+  scope: Scope;
+  /** visible products of the collection in collection order */
+  products: { item: IndexedProduct; position: number }[];
+}
+
+function collectionPage(
+  input: ResultsInput,
+  handle: string,
+  body: Pick<ResultFields, 'discountEntitlements' | 'forceHideOutOfStock'>,
+): CollectionPage {
+  const { catalog } = input;
+  const collection = catalog.collection(handle);
+  const notFound = () =>
+    new StorefrontError(404, 'not_found', `No collection ${JSON.stringify(handle)}.`, [
+      { path: 'collection_handle', message: 'unknown collection' },
+    ]);
+  if (!collection?.view.published) throw notFound();
+  const scope = requestScope(input, body);
+  if (scope.b2bCatalogId !== null) {
+    // a collection outside the buyer's B2B catalog does not exist for them
+    const cat = catalog.b2b.get(scope.b2bCatalogId);
+    if (!cat || (!cat.all_products && !cat.collection_ids.includes(collection.view.id))) throw notFound();
+  }
+  const products: CollectionPage['products'] = [];
+  const seen = new Set<string>();
+  collection.members.forEach((id, i) => {
+    if (seen.has(id)) return;
+    seen.add(id);
+    const item = catalog.products.get(id);
+    if (!item || !scope.visible(item)) return;
+    if (body.forceHideOutOfStock && !item.p.variants.some((v) => v.available)) return;
+    products.push({ item, position: i + 1 });
+  });
+  return { collection, scope, products };
+}
+
+export interface BrowseResult {
+  envelope: Omit<ResultEnvelope, 'attributionToken'>;
+  productIds: string[];
+  sortOrderCode: string;
+  ruleId: string | null;
+  preview: boolean;
+  /** featured image URLs of the first tiles (Link preload header) */
+  images: (string | null)[];
+}
+
+export function browse(input: ResultsInput, handle: string, body: BrowseBody): BrowseResult {
+  const { catalog, view, rc, now } = input;
+  const projection = parseAttributes(body.attributes);
+  const { collection, scope, products } = collectionPage(input, handle, body);
+  const facetCodes = expandFacets(body.facets, catalog, scope);
+  const filter = tileFilter(body.filter_group, scope);
+
+  // the sort order: requested, else the collection's default (its service.default_sort_order metafield)
+  const orders = input.dir.items(view.storeId, 'sort_order');
+  const configuredDefault = collection.view.default_sort_order;
+  const defaultCode =
+    configuredDefault && orders.some((o) => o.code === configuredDefault) ? configuredDefault : 'relevance';
+  const sortCode = body.sort_order_code ?? defaultCode;
+  const order = resolveSortOrder(sortCode, orders, 'collection');
+
+  const active = activeRule(
+    input.dir,
+    view.storeId,
+    collection.view.handle,
+    { code: sortCode, isDefault: body.sort_order_code === undefined || body.sort_order_code === defaultCode },
+    rc,
+    now,
+    body.preview_id,
+  );
+  const rule = active?.rule ?? null;
+  const breakouts = rule?.disable_variant_breakouts ? [] : breakoutsFor(input, 'collections', collection.view.handle);
+
+  let tiles = makeTiles(products, breakouts);
+  if (filter) tiles = tiles.filter(filter);
+  const facets = computeFacets(tiles, facetCodes, scope, {
+    counts: body.retrieveFacetCount === true,
+    ranges: body.includeFacetRanges === true,
+    display: body.enrichFacetMetaobjects === true,
+  });
+
+  tiles = sortTiles(tiles, order, scope);
+  if (rule) {
+    tiles = applyMerchBoosts(tiles, rule.boosts, scope);
+    tiles = pinAt(tiles, livePins(rule, rc));
+  }
+
+  const { page, limit } = { page: body.pagination?.page ?? 1, limit: body.pagination?.limit ?? 24 };
+  const total = tiles.length;
+  let pageTiles: Tile[];
+  if (page === 1 && body.dynamicLinking?.products.length) {
+    const ids = body.dynamicLinking.products.flatMap((ref) => {
+      const id = typeof ref === 'number' ? String(ref) : (catalog.byHandle.get(ref) ?? toNumericId(ref, 'Product'));
+      const item = id ? catalog.products.get(id) : undefined;
+      return item?.p.variants.some((v) => v.available) ? [item.p.id] : [];
+    });
+    pageTiles = pinTiles(tiles, ids).tiles.slice(0, limit);
+  } else pageTiles = tiles.slice((page - 1) * limit, page * limit);
+
+  const selected = selectedOptions(body);
+  const results = pageTiles.map((t) => renderTile(t, { projection, scope, timestamps: 'iso', selected }));
+  const banners = rule && active ? liveBanners(rule, rc, now).map((b) => ({ ...b, rule_id: active.id })) : [];
+  const usedBreakouts = breakouts.filter((b) => tiles.some((t) => t.breakout?.id === b.id));
+  return {
+    envelope: {
+      results,
+      totalResults: total,
+      page,
+      totalPages: Math.ceil(total / limit),
+      resultsPerPage: limit,
+      facets: facets.facets,
+      facetRanges: facets.facetRanges,
+      facetDisplay: facets.facetDisplay,
+      filters: body.filter_group ? { ...body.filter_group } : {},
+      appliedRules: active ? [{ id: active.id, name: active.rule.name, preview: active.preview, banners }] : [],
+      _meta: {
+        collection: { id: Number(collection.view.id), handle: collection.view.handle, title: collection.view.title },
+        sortOrderCode: sortCode,
+        ...(usedBreakouts.length
+          ? { variantBreakouts: usedBreakouts.map((b) => ({ id: b.id, name: b.name, optionCode: b.optionCode })) }
+          : {}),
+        ...(body.discountEntitlements?.length ? { discountEntitlements: body.discountEntitlements } : {}),
+        ...(scope.market ? { market: scope.market } : {}),
+        ...(scope.currency ? { currency: scope.currency } : {}),
+      },
+      _workflow: active ? [{ type: 'rule-applied', payload: active.id }] : [],
+    },
+    productIds: pageTiles.map((t) => t.item.p.id),
+    sortOrderCode: sortCode,
+    ruleId: active?.id ?? null,
+    preview: active?.preview ?? false,
+    images: pageTiles.slice(0, MAX_PRELOADS).map((t) => featuredImageOf(t, selected)?.src ?? null),
+  };
+}
+
+export function collectionFacets(input: ResultsInput, handle: string, body: FacetsBody): FacetsResponse {
+  const { catalog } = input;
+  const { collection, scope, products } = collectionPage(input, handle, body);
+  const facetCodes = expandFacets(body.facets, catalog, scope);
+  const filter = tileFilter(body.filter_group, scope);
+  let tiles = makeTiles(products, breakoutsFor(input, 'collections', collection.view.handle));
+  if (filter) tiles = tiles.filter(filter);
+  const want = {
+    counts: body.retrieveFacetCount === true,
+    ranges: body.includeFacetRanges === true,
+    display: body.enrichFacetMetaobjects === true,
+  };
+  const f = computeFacets(tiles, facetCodes, scope, want);
+  return {
+    ...(want.counts ? { facets: f.facets } : {}),
+    ...(want.ranges ? { facetRanges: f.facetRanges } : {}),
+    ...(want.display ? { facetDisplay: f.facetDisplay } : {}),
+    filters: body.filter_group ? { ...body.filter_group } : {},
+  };
+}

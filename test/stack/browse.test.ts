@@ -1,0 +1,646 @@
+// Browse and facets against the running stack, on a demo store loaded through the catalog import path
+// (catalog topics → stream processors → ClickHouse projections → the read API's in-process index, kept
+// fresh from agg:catalog). Every expectation is computed from the generated demo data, independently of
+// the results engine.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../services/common/config.ts';
+import { createKafka } from '../../services/common/kafka/index.ts';
+import { createLogger } from '../../services/common/logger.ts';
+import { createRedis } from '../../services/common/redis.ts';
+import { TopicCatalogSink } from '../../services/demo/generator/catalog-sink.ts';
+import { type DemoStore, generateDemoStore } from '../../services/demo/generator/generator.ts';
+import { applyDemoConfig, loadCatalog } from '../../services/demo/generator/load.ts';
+import { sql, stack } from '../helpers/stack.ts';
+import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
+
+/** the demo's product objects, as the assertions read them */
+interface Product {
+  id: string;
+  title: string;
+  handle: string;
+  vendor: string;
+  tags: string[];
+  images: { src: string }[];
+  variants: {
+    id: string;
+    price: string;
+    sku: string;
+    option1: string | null;
+    inventory_levels?: { location_id: string; available: number }[];
+  }[];
+}
+type Rec = Record<string, unknown> & {
+  id: number;
+  title: string;
+  variants: { id: number; price: string; sku: string | null; option1: string | null; available: boolean }[];
+};
+interface Envelope {
+  results: Rec[];
+  totalResults: number;
+  page: number;
+  totalPages: number;
+  resultsPerPage: number;
+  facets: Record<string, Record<string, number>>;
+  facetRanges: Record<string, { min: number; max: number }>;
+  facetDisplay: Record<string, unknown>;
+  filters: Record<string, unknown>;
+  attributionToken: string;
+  appliedRules: { id: string; preview: boolean; banners: { id: string; rule_id: string; name: string }[] }[];
+  _meta: Record<string, unknown>;
+  _workflow: { type: string; payload: unknown }[];
+}
+
+const log = createLogger('browse-test', 'warn');
+const s = stack();
+const config = loadConfig({
+  ...process.env,
+  ...s.env,
+  KAFKA_BROKERS: s.kafkaBrokers.join(','),
+  REDIS_URL: s.redisUrl,
+  SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
+  CLICKHOUSE_URL: '',
+});
+const redis = createRedis(config.redisUrl, { connectionName: 'browse-test' });
+const sink = new TopicCatalogSink({
+  kafka: createKafka(config.kafkaBrokers, 'browse-test', log),
+  redis,
+  config,
+  logger: log,
+});
+const demo: DemoStore = generateDemoStore({
+  seed: `browse-${process.pid}-${Date.now()}`,
+  products: 240,
+  sessions: 50,
+  imageBaseUrl: `${s.httpUrl}/demo/images`,
+});
+const products = new Map<string, Product>();
+for (const p of demo.products()) products.set(p.id, p as unknown as Product);
+interface Collection {
+  handle: string;
+  title: string;
+  product_ids: string[];
+  metafields: { key: string; value: string }[];
+}
+const collections = demo.collections as unknown as Collection[];
+const collection = (title: string): Collection => {
+  const c = collections.find((x) => x.title === title);
+  if (!c) throw new Error(`no demo collection ${title}`);
+  return c;
+};
+/** the largest collection sorted best-selling by default: the one most rules are tested on */
+const main = collections
+  .filter((c) => c.metafields.some((m) => m.key === 'default_sort_order' && m.value === 'best_selling'))
+  .sort((a, b) => b.product_ids.length - a.product_ids.length)[0];
+const minPrice = (p: Product) => Math.min(...(p.variants ?? []).map((v) => Number(v.price)));
+
+let storeId = '';
+let token = '';
+const base = `${s.httpUrl}/api/storefront/v1`;
+
+async function post(path: string, body: unknown = {}, headers: Record<string, string> = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'x-storefront-access-token': token,
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+  return { res, body: (await res.json()) as Envelope & { error?: { code: string; fields: { path: string }[] } } };
+}
+const browse = (handle: string, body: unknown = {}, headers: Record<string, string> = {}) =>
+  post(`/browse/${handle}`, body, headers);
+
+beforeAll(async () => {
+  const created = await createTestStore({ name: 'Browse test store' });
+  storeId = created.storeId;
+  token = created.token;
+  const writer = testStoreWriter();
+  await applyDemoConfig(writer, storeId, demo);
+  await waitForApp(writer);
+  await loadCatalog(sink, storeId, demo);
+  // the projections hold every product, and the read API serves the whole collection
+  await vi.waitFor(
+    async () => {
+      const [row] = await sql<{ n: string }>(
+        `SELECT toString(count()) AS n FROM catalog_products FINAL WHERE store_id = '${storeId}' AND is_deleted = 0`,
+      );
+      expect(row?.n).toBe(String(demo.productCount));
+    },
+    { timeout: 60_000, interval: 250 },
+  );
+  await vi.waitFor(
+    async () =>
+      expect((await browse(main.handle, { pagination: { limit: 1 } })).body.totalResults).toBe(main.product_ids.length),
+    { timeout: 30_000, interval: 250 },
+  );
+}, 180_000);
+
+afterAll(async () => {
+  await sink.close();
+  redis.disconnect();
+  await closeTestStoreWriter();
+});
+
+describe('browse: the envelope, pagination and sort orders', () => {
+  it('pages through the collection in its default order with the whole envelope', async () => {
+    const limit = 7;
+    const p1 = await browse(main.handle, { pagination: { page: 1, limit } });
+    expect(p1.res.status).toBe(200);
+    expect(p1.body.attributionToken).toBe(p1.res.headers.get('x-request-id'));
+    expect(p1.body).toMatchObject({
+      totalResults: main.product_ids.length,
+      page: 1,
+      resultsPerPage: limit,
+      totalPages: Math.ceil(main.product_ids.length / limit),
+      facets: {},
+      facetRanges: {},
+      filters: {},
+    });
+    expect(p1.body._meta).toMatchObject({ collection: { handle: main.handle, title: main.title } });
+    const p2 = await browse(main.handle, { pagination: { page: 2, limit } });
+    const ids = [...p1.body.results, ...p2.body.results].map((r) => String(r.id));
+    expect(new Set(ids).size).toBe(2 * limit);
+    // best_selling (the collection's default) without any sales: the collection order
+    expect(p1.body._meta.sortOrderCode).toBe('best_selling');
+    expect(ids).toEqual(main.product_ids.slice(0, 2 * limit));
+    // records: ISO timestamps, numbers for ids, the product's own fields
+    const r = p1.body.results[0];
+    const p = products.get(String(r.id)) as Product;
+    expect(r).toMatchObject({ __typename: 'Product', title: p.title, handle: p.handle, vendor: p.vendor });
+    expect(String(r.created_at)).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(r.variants.map((v) => String(v.id))).toEqual((p.variants ?? []).map((v) => String(v.id)));
+  });
+
+  it('orders by price (ascending and descending), newest and title; an unknown code is a 422', async () => {
+    const limit = 100;
+    const asc = await browse(main.handle, { sort_order_code: 'price_asc', pagination: { limit } });
+    const prices = asc.body.results.map((r) => minPrice(products.get(String(r.id)) as Product));
+    expect(prices).toEqual([...prices].sort((a, b) => a - b));
+    expect(prices[0]).toBe(Math.min(...main.product_ids.map((id) => minPrice(products.get(id) as Product))));
+    const desc = await browse(main.handle, { sort_order_code: 'price_desc', pagination: { limit } });
+    const d = desc.body.results.map((r) => minPrice(products.get(String(r.id)) as Product));
+    expect(d).toEqual([...d].sort((a, b) => b - a));
+    const newest = await browse(main.handle, { sort_order_code: 'newest', pagination: { limit } });
+    const published = newest.body.results.map((r) => Date.parse(String(r.published_at)));
+    expect(published).toEqual([...published].sort((a, b) => b - a));
+    const bad = await browse(main.handle, { sort_order_code: 'no_such_order' });
+    expect(bad.res.status).toBe(422);
+    expect(bad.body.error?.fields[0].path).toBe('sort_order_code');
+  });
+
+  it('answers 404 for an unknown collection and 422 naming the field for bad pagination', async () => {
+    const missing = await browse('no-such-collection');
+    expect(missing.res.status).toBe(404);
+    expect(missing.body.error?.code).toBe('not_found');
+    const bad = await browse(main.handle, { pagination: { page: 0, limit: 101 } });
+    expect(bad.res.status).toBe(422);
+    expect(bad.body.error?.fields.map((f) => f.path).sort()).toEqual(['pagination.limit', 'pagination.page']);
+  });
+});
+
+describe('browse: filters, facets and attributes', () => {
+  it('filters with filter_group (nested OR inside AND) and echoes it', async () => {
+    const vendor = (products.get(main.product_ids[0]) as Product).vendor as string;
+    const expected = main.product_ids.filter((id) => (products.get(id) as Product).vendor === vendor);
+    const only = await browse(main.handle, {
+      filter_group: { conditional: 'AND', expressions: [{ property: 'vendor', operator: 'eq', values: [vendor] }] },
+      pagination: { limit: 100 },
+    });
+    expect(only.body.totalResults).toBe(expected.length);
+    expect(only.body.results.map((r) => String(r.id))).toEqual(expected.slice(0, 100));
+    expect(only.body.filters).toMatchObject({ conditional: 'AND' });
+
+    const cheap = 40;
+    const group = {
+      conditional: 'AND',
+      expressions: [
+        { property: 'price', operator: 'lt', values: [cheap] },
+        {
+          conditional: 'OR',
+          expressions: [
+            { property: 'tags', operator: 'eq', values: ['sale'] },
+            { property: 'vendor', operator: 'eq', values: [vendor] },
+          ],
+        },
+      ],
+    };
+    const nested = await browse(main.handle, { filter_group: group, pagination: { limit: 100 } });
+    const want = main.product_ids.filter((id) => {
+      const p = products.get(id) as Product;
+      const tags = p.tags as string[];
+      return (p.variants ?? []).some((v) => Number(v.price) < cheap) && (tags.includes('sale') || p.vendor === vendor);
+    });
+    expect(nested.body.totalResults).toBe(want.length);
+  });
+
+  it('refuses bad filters with the field path: operator arity, unknown property', async () => {
+    const arity = await browse(main.handle, {
+      filter_group: { expressions: [{ property: 'price', operator: 'between', values: [1] }] },
+    });
+    expect(arity.res.status).toBe(422);
+    expect(arity.body.error?.fields[0].path).toBe('filter_group.expressions[0].values');
+    const unknown = await browse(main.handle, {
+      filter_group: { expressions: [{ property: 'colour', operator: 'eq', values: ['x'] }] },
+    });
+    expect(unknown.res.status).toBe(422);
+    expect(unknown.body.error?.fields[0].path).toBe('filter_group.expressions[0].property');
+  });
+
+  it('counts facet values (exact codes and wildcards) and reports price ranges', async () => {
+    const r = await browse(main.handle, {
+      facets: ['vendor', 'options.*', 'price'],
+      retrieveFacetCount: true,
+      includeFacetRanges: true,
+    });
+    const vendors = new Map<string, number>();
+    for (const id of main.product_ids) {
+      const v = (products.get(id) as Product).vendor as string;
+      vendors.set(v, (vendors.get(v) ?? 0) + 1);
+    }
+    expect(r.body.facets.vendor).toEqual(Object.fromEntries(vendors));
+    expect(Object.keys(r.body.facets)).toContain('options.Color');
+    const colors = new Set(
+      main.product_ids.flatMap((id) => (products.get(id) as Product).variants?.map((v) => v.option1)),
+    );
+    expect(Object.keys(r.body.facets['options.Color']).sort()).toEqual([...colors].sort());
+    const all = main.product_ids.flatMap(
+      (id) => (products.get(id) as Product).variants?.map((v) => Number(v.price)) ?? [],
+    );
+    expect(r.body.facetRanges.price).toEqual({ min: Math.min(...all), max: Math.max(...all) });
+    const none = await browse(main.handle, { facets: ['metafields.nothing.*'], retrieveFacetCount: true });
+    expect(none.res.status).toBe(422);
+    expect(none.body.error?.fields[0].path).toBe('facets[0]');
+  });
+
+  it('returns only the selected attributes, with nested selections', async () => {
+    const first = products.get(main.product_ids[0]) as Product;
+    const sku = (first.variants ?? [])[0].sku as string;
+    const r = await browse(main.handle, {
+      attributes: ['id', 'title', 'images[:1].src', `variants[sku=${sku}].price`, 'metafields[namespace=custom]'],
+      pagination: { limit: 1 },
+    });
+    const rec = r.body.results[0];
+    expect(Object.keys(rec).sort()).toEqual(['__typename', 'id', 'images', 'metafields', 'title', 'variants']);
+    expect(rec.images).toEqual([{ src: (first.images ?? [])[0].src }]);
+    expect(rec.variants).toEqual([{ price: Number((first.variants ?? [])[0].price).toFixed(2) }]);
+    expect(Object.keys(rec.metafields as object)).toEqual(['custom']);
+    const bad = await browse(main.handle, { attributes: ['id', 'colour'] });
+    expect(bad.res.status).toBe(422);
+    expect(bad.body.error?.fields[0].path).toBe('attributes[1]');
+  });
+});
+
+describe('browse: prices, stock, pins and scope', () => {
+  it('applies discount entitlements to prices, price sorting and filtering', async () => {
+    const pct = await browse(main.handle, {
+      discountEntitlements: [{ entitled: { all: true }, discount: { type: 'PERCENTAGE', value: 10 } }],
+      pagination: { limit: 3 },
+    });
+    for (const r of pct.body.results) {
+      const p = products.get(String(r.id)) as Product;
+      expect(r.variants.map((v) => v.price)).toEqual(
+        (p.variants ?? []).map((v) => (Math.round(Number(v.price) * 0.9 * 100) / 100).toFixed(2)),
+      );
+    }
+    // a big fixed discount on the most expensive product makes it the cheapest
+    const priciest = [...main.product_ids].sort(
+      (a, b) => minPrice(products.get(b) as Product) - minPrice(products.get(a) as Product),
+    )[0];
+    const fixed = {
+      discountEntitlements: [
+        { entitled: { products: [Number(priciest)] }, discount: { type: 'FIXED_AMOUNT', value: 100_000 } },
+      ],
+    };
+    const asc = await browse(main.handle, { ...fixed, sort_order_code: 'price_asc', pagination: { limit: 1 } });
+    expect(String(asc.body.results[0].id)).toBe(priciest);
+    expect(asc.body.results[0].variants[0].price).toBe('0.00');
+    const free = await browse(main.handle, {
+      ...fixed,
+      filter_group: { expressions: [{ property: 'price', operator: 'lte', values: [0] }] },
+    });
+    expect(free.body.totalResults).toBe(1);
+  });
+
+  it('pins dynamicLinking products (handles and ids) on page 1 only, skipping unknown ones', async () => {
+    const a = products.get(main.product_ids[9]) as Product;
+    const b = main.product_ids[6];
+    const r = await browse(main.handle, {
+      dynamicLinking: { products: ['no-such-handle', a.handle, Number(b)] },
+      pagination: { limit: 5 },
+    });
+    expect(r.body.results.slice(0, 2).map((x) => String(x.id))).toEqual([a.id, b]);
+    const p2 = await browse(main.handle, {
+      dynamicLinking: { products: [a.handle] },
+      pagination: { page: 2, limit: 5 },
+    });
+    expect(p2.body.results.map((x) => String(x.id))).toEqual(main.product_ids.slice(5, 10));
+  });
+
+  it('picks first_or_matched_variant from defaultSelectedOptions (OR), else the first variant', async () => {
+    const p = products.get(main.product_ids[0]) as Product;
+    const last = (p.variants ?? [])[(p.variants ?? []).length - 1];
+    const r = await browse(main.handle, {
+      defaultSelectedOptions: [{ optionCode: 'Color', value: last.option1 as string }],
+      attributes: ['id', 'first_or_matched_variant'],
+      pagination: { limit: 1 },
+    });
+    expect((r.body.results[0].first_or_matched_variant as { option1: string }).option1).toBe(last.option1);
+    const none = await browse(main.handle, { attributes: ['first_or_matched_variant'], pagination: { limit: 1 } });
+    expect((none.body.results[0].first_or_matched_variant as { id: number }).id).toBe(Number((p.variants ?? [])[0].id));
+  });
+
+  it('prices in the market (pricing_only) and scopes B2B buyers to their catalog and price list', async () => {
+    const eu = await browse(main.handle, { context: { market: 'DE' }, pagination: { limit: 3 } });
+    expect(eu.res.status).toBe(200);
+    expect(eu.body._meta).toMatchObject({ market: 'eu', currency: 'EUR' });
+    for (const r of eu.body.results) {
+      const p = products.get(String(r.id)) as Product;
+      const list = new Map(
+        demo
+          .pricesOf(p)
+          .filter((x) => x.price_list_id !== undefined && String(x.currency) === 'EUR')
+          .map((x) => [String(x.variant_id), Number(x.price).toFixed(2)]),
+      );
+      expect(r.variants.map((v) => v.price)).toEqual(r.variants.map((v) => list.get(String(v.id))));
+    }
+    const identity = {
+      companyLocationId: demo.b2b.companyLocation.gid,
+      customerId: demo.b2b.customer.customer_id,
+    };
+    const b2bIds = new Set(demo.b2b.catalog.product_ids?.map(String));
+    const home = collection('Home');
+    const wholesale = await browse(home.handle, { identity, pagination: { limit: 100 } });
+    expect(wholesale.res.status).toBe(200);
+    expect(wholesale.body.totalResults).toBe(home.product_ids.filter((id) => b2bIds.has(id)).length);
+    const r = wholesale.body.results[0];
+    const p = products.get(String(r.id)) as Product;
+    expect(r.variants[0].price).toBe((Number((p.variants ?? [])[0].price) * 0.6).toFixed(2));
+    // a collection outside the buyer's catalog does not exist for them
+    const apparel = await browse(collection('Apparel').handle, { identity });
+    expect(apparel.res.status).toBe(404);
+    // and without the customer it is a 403
+    const anonymous = await browse(home.handle, { identity: { companyLocationId: identity.companyLocationId } });
+    expect(anonymous.res.status).toBe(403);
+  });
+});
+
+describe('browse: serving', () => {
+  it('answers from the results cache the second time, and misses after a catalog change', async () => {
+    const body = {
+      pagination: { limit: 4 },
+      sort_order_code: 'price_desc',
+      facets: ['vendor'],
+      retrieveFacetCount: true,
+    };
+    const first = await browse(main.handle, body);
+    const second = await browse(main.handle, body);
+    expect([
+      first.res.headers.get('x-service-results-cache'),
+      second.res.headers.get('x-service-results-cache'),
+    ]).toEqual(['MISS', 'HIT']);
+    expect(second.body.attributionToken).toBe(second.res.headers.get('x-request-id'));
+    expect(second.body.attributionToken).not.toBe(first.body.attributionToken);
+    expect(second.body.results).toEqual(first.body.results);
+  });
+
+  it('shows a catalog change (title, stock) in browse within a second of the write', async () => {
+    const id = main.product_ids[2];
+    const p = products.get(id) as Product;
+    const title = `${p.title} (renamed ${Date.now()})`;
+    const started = Date.now();
+    await sink.write(storeId, [{ type: 'product', ...p, title, updated_at: new Date().toISOString() }]);
+    await expect
+      .poll(async () => (await browse(main.handle, { pagination: { limit: 3 } })).body.results[2]?.title, {
+        timeout: 10_000,
+        interval: 50,
+      })
+      .toBe(title);
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeLessThan(10_000);
+    // out of stock everywhere: forceHideOutOfStock hides it, the default keeps it
+    const soldOut = {
+      ...p,
+      title,
+      updated_at: new Date(Date.now() + 1000).toISOString(),
+      variants: (p.variants ?? []).map((v) => ({
+        ...v,
+        available: false,
+        inventory_quantity: 0,
+        inventory_policy: 'deny',
+        inventory_levels: (v as { inventory_levels?: { location_id: string }[] }).inventory_levels?.map((l) => ({
+          ...l,
+          available: 0,
+        })),
+      })),
+    };
+    await sink.write(storeId, [{ type: 'product', ...soldOut }]);
+    await expect
+      .poll(async () => (await browse(main.handle, { forceHideOutOfStock: true })).body.totalResults, {
+        timeout: 10_000,
+        interval: 50,
+      })
+      .toBe(main.product_ids.length - 1);
+    expect((await browse(main.handle, {})).body.totalResults).toBe(main.product_ids.length);
+  });
+
+  it('sends Link preloads for the first 6 products with the store srcset widths, unless turned off', async () => {
+    const r = await browse(main.handle, { pagination: { limit: 10 } });
+    const link = r.res.headers.get('link') ?? '';
+    const parts = link.split(/,\s*(?=<)/);
+    expect(parts).toHaveLength(6);
+    expect(parts[0]).toMatch(/rel=preload; as=image/);
+    expect(parts[0]).toContain('width=360 360w');
+    expect(parts[0]).toContain('width=1080 1080w');
+    const custom = await browse(main.handle, { responseOptions: { mediaPreloads: { srcsetSizes: [200] } } });
+    expect(custom.res.headers.get('link')).toContain('width=200 200w');
+    const off = await browse(main.handle, { responseOptions: { mediaPreloads: { enabled: false } } });
+    expect(off.res.headers.get('link')).toBeNull();
+  });
+
+  it('records one browse request event per request, none for a preview', async () => {
+    const r = await browse(main.handle, { pagination: { limit: 2 } });
+    const rid = r.res.headers.get('x-request-id');
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{ kind: string; handle: string; n: string }>(
+              `SELECT toString(kind) AS kind, collection_handle AS handle, toString(length(result_product_ids)) AS n FROM requests_raw WHERE request_id = '${rid}'`,
+            )
+          )[0],
+        { timeout: 15_000, interval: 250 },
+      )
+      .toEqual({ kind: 'browse', handle: main.handle, n: '2' });
+  });
+});
+
+describe('browse: merchandising', () => {
+  const ruleId = '01JE0000000000000000000101';
+  it('applies the active rule: conditional pins, boosts, live banners; a draft rule never applies', async () => {
+    const w = testStoreWriter();
+    const pinned = main.product_ids[15];
+    const pinnedDe = main.product_ids[20];
+    const vendor = (products.get(main.product_ids[30]) as Product).vendor as string;
+    const media = { src: 'https://cdn.example.com/banner.jpg', alt: 'Banner' };
+    const layout = { placement: 'inline', width: 1, height: 1, position: 3 };
+    await w.putConfig(storeId, 'merch_rule', {
+      id: ruleId,
+      name: 'Spring push',
+      collection_handle: main.handle,
+      pins: [
+        { product_id: pinned, position: 1 },
+        {
+          product_id: pinnedDe,
+          position: 2,
+          conditions: { expressions: [{ property: 'geo.country', operator: 'eq', values: ['DE'] }] },
+        },
+      ],
+      boosts: [{ match: { expressions: [{ property: 'vendor', operator: 'eq', values: [vendor] }] }, factor: 100 }],
+      banners: [
+        {
+          id: '01JE0000000000000000000201',
+          name: 'Live',
+          mode: 'inject',
+          link: '/pages/spring',
+          web_media: media,
+          mobile_media: media,
+          web_layout: layout,
+          mobile_layout: layout,
+        },
+        {
+          id: '01JE0000000000000000000202',
+          name: 'Later',
+          mode: 'overtake',
+          web_media: media,
+          mobile_media: media,
+          web_layout: layout,
+          mobile_layout: layout,
+          schedule_start_at: new Date(Date.now() + 86_400_000).toISOString(),
+        },
+        {
+          id: '01JE0000000000000000000203',
+          name: 'No mobile media',
+          mode: 'overtake',
+          web_media: media,
+          web_layout: layout,
+          mobile_layout: layout,
+        },
+      ],
+    });
+    await w.putConfig(storeId, 'merch_rule', {
+      id: '01JE0000000000000000000102',
+      name: 'Draft',
+      collection_handle: main.handle,
+      priority: 1,
+      status: 'draft',
+      pins: [{ product_id: main.product_ids[40], position: 1 }],
+    });
+    await waitForApp(w);
+    const r = await browse(main.handle, { pagination: { limit: 50 } });
+    expect(r.body.appliedRules).toEqual([
+      {
+        id: ruleId,
+        name: 'Spring push',
+        preview: false,
+        banners: [expect.objectContaining({ id: '01JE0000000000000000000201', rule_id: ruleId })],
+      },
+    ]);
+    expect(r.body._workflow).toEqual([{ type: 'rule-applied', payload: ruleId }]);
+    const ids = r.body.results.map((x) => String(x.id));
+    expect(ids[0]).toBe(pinned);
+    expect(ids[1]).not.toBe(pinnedDe);
+    // the boosted vendor's products come right after the pin
+    const boosted = main.product_ids.filter((id) => (products.get(id) as Product).vendor === vendor && id !== pinned);
+    expect(ids.slice(1, 1 + boosted.length).sort()).toEqual(boosted.slice(0, 49).sort());
+    const de = await browse(main.handle, { context: { geo: { country: 'DE' } }, pagination: { limit: 3 } });
+    expect(de.body.results.map((x) => String(x.id)).slice(0, 2)).toEqual([pinned, pinnedDe]);
+  });
+
+  it('replaces the rule with a preview (no request event), 404 for an unknown preview', async () => {
+    const w = testStoreWriter();
+    const previewId = randomUUID();
+    const pin = main.product_ids[33];
+    await w.putConfig(storeId, 'merch_preview', {
+      id: previewId,
+      rule: {
+        id: ruleId,
+        name: 'Spring push v2',
+        collection_handle: main.handle,
+        pins: [{ product_id: pin, position: 1 }],
+      },
+    });
+    await waitForApp(w);
+    const r = await browse(main.handle, { preview_id: previewId, pagination: { limit: 2 } });
+    expect(r.res.status).toBe(200);
+    expect(String(r.body.results[0].id)).toBe(pin);
+    expect(r.body.appliedRules[0]).toMatchObject({ id: ruleId, preview: true });
+    const missing = await browse(main.handle, { preview_id: randomUUID() });
+    expect(missing.res.status).toBe(404);
+    // a normal request after the preview has its event; the preview's never arrives
+    const after = await browse(main.handle, { pagination: { limit: 1 } });
+    const rid = after.res.headers.get('x-request-id');
+    await expect
+      .poll(async () => (await sql(`SELECT 1 FROM requests_raw WHERE request_id = '${rid}'`)).length, {
+        timeout: 15_000,
+      })
+      .toBe(1);
+    expect(await sql(`SELECT 1 FROM requests_raw WHERE request_id = '${r.res.headers.get('x-request-id')}'`)).toEqual(
+      [],
+    );
+  });
+
+  it('breaks variants out into tiles per colour, unless the rule disables breakouts', async () => {
+    const w = testStoreWriter();
+    const target = collection('Home');
+    await w.putConfig(storeId, 'variant_breakout', {
+      id: 'by-color',
+      name: 'By colour',
+      option_code: 'Color',
+      applies: 'collections',
+      collection_handles: [target.handle],
+    });
+    await waitForApp(w);
+    const tiles = target.product_ids.reduce(
+      (n, id) => n + new Set((products.get(id) as Product).variants?.map((v) => v.option1)).size,
+      0,
+    );
+    const r = await browse(target.handle, { pagination: { limit: 100 } });
+    expect(r.body.totalResults).toBe(tiles);
+    const t = r.body.results.find((x) => x.__typename === 'Variant') as Rec;
+    const parent = products.get(String(t.product_id)) as Product;
+    expect(t.title).toBe(`${parent.title} - ${t.variants[0].option1}`);
+    expect(t.id).toBe(t.variant_id);
+    expect(new Set(t.variants.map((v) => v.option1)).size).toBe(1);
+    expect(r.body._meta.variantBreakouts).toEqual([{ id: 'by-color', name: 'By colour', optionCode: 'color' }]);
+    await w.putConfig(storeId, 'merch_rule', {
+      id: '01JE0000000000000000000103',
+      name: 'No breakouts',
+      collection_handle: target.handle,
+      disable_variant_breakouts: true,
+    });
+    await waitForApp(w);
+    const off = await browse(target.handle, { pagination: { limit: 1 } });
+    expect(off.body.totalResults).toBe(target.product_ids.length);
+  });
+});
+
+describe('collection facets', () => {
+  it('returns only facets, ranges and filters, each on request', async () => {
+    const r = await post(`/${main.handle}/facets`, {
+      facets: ['vendor', 'price'],
+      retrieveFacetCount: true,
+      includeFacetRanges: true,
+    });
+    expect(r.res.status).toBe(200);
+    expect(Object.keys(r.body).sort()).toEqual(['facetRanges', 'facets', 'filters']);
+    expect(Object.values(r.body.facets.vendor).reduce((a, b) => a + b, 0)).toBe(main.product_ids.length);
+    const bare = await post(`/${main.handle}/facets`, { facets: ['vendor'] });
+    expect(Object.keys(bare.body)).toEqual(['filters']);
+    const missing = await post('/no-such-collection/facets', {});
+    expect(missing.res.status).toBe(404);
+  });
+});
