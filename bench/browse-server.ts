@@ -11,18 +11,19 @@
 //     a memory store directory (test/storefront/harness.ts) with one store, its token and a price_asc sort
 //     order; the real rate limiter with limits no run reaches; request events dropped (bench/autocomplete.ts
 //     measures their cost)
-//  4. on {cmd: 'change', n}: writes a changed product (new title) of the `fresh` collection through the
-//     products processor, publishes its record key on agg:catalog, and answers with the time the write
-//     returned (performance.timeOrigin-based, comparable across processes)
+//  4. on {cmd: 'stats'}: GC pause time and CPU time so far, and the store's catalog version (the
+//     results cache key; the index bumps it on every applied change and every signals refresh)
+//  5. on {cmd: 'change', n}: writes a changed product (new title) of the `fresh` collection through the
+//     products processor, whose afterWrite publishes its record key on agg:catalog (as in the app), and
+//     answers with the time the insert returned (performance.timeOrigin-based, comparable across processes)
 //
 // Messages to the parent: {type: 'ready', port, token, storeId, figures}, {type: 'changed', …}.
+import { PerformanceObserver } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import Fastify from 'fastify';
 import { openDb } from '../clickhouse/client.ts';
 import { migrate } from '../clickhouse/migrate.ts';
 import { productsByIds } from '../clickhouse/queries/catalog.ts';
-import { catalogKey } from '../schemas/catalog.ts';
-import { CATALOG_CHANNEL } from '../schemas/channels.ts';
 import { parseTrustedProxies } from '../services/common/enrich.ts';
 import { createLogger } from '../services/common/logger.ts';
 import { AutocompleteIndex } from '../services/storefront/autocomplete/index.ts';
@@ -141,17 +142,30 @@ const port = typeof address === 'object' && address ? address.port : 0;
 
 // ── 4. changes for the freshness probe: products of the `fresh` collection, one after the other
 const publisher = new Redis(redisUrl);
-const writer = catalogWriter(db, storeId);
+// the processor's own afterWrite publishes the record key on agg:catalog (streams/catalog/notify.ts)
+const writer = catalogWriter(db, storeId, { replay: false, redis: publisher, logger });
 const freshCollection = collectionsOf(N).find((c) => c.handle === 'fresh');
 const freshIds = freshCollection ? membersOf(freshCollection, N) : [];
+// GC pauses and CPU of this process, asked for around each run
+let gcMs = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) gcMs += e.duration;
+}).observe({ entryTypes: ['gc'] });
+
 process.on('message', async (m: { cmd: string; n: number }) => {
-  if (m.cmd === 'change') {
+  if (m.cmd === 'stats') {
+    const cpu = process.cpuUsage();
+    send({
+      type: 'stats',
+      at: performance.timeOrigin + performance.now(),
+      gcMs,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      version: catalogIndex.peek(storeId)?.version ?? 0,
+    });
+  } else if (m.cmd === 'change') {
     const id = Number(freshIds[m.n % freshIds.length]);
     const title = `Fresh ${m.n} ${Date.now().toString(36)}`;
-    await writer.products([productPayload(id, { title, updatedAt: new Date().toISOString() })]);
-    const writtenAt = performance.timeOrigin + performance.now();
-    const key = catalogKey({ topic: 'products', store_id: storeId, product_id: String(id) });
-    await publisher.publish(CATALOG_CHANNEL, JSON.stringify([{ store_id: storeId, topic: 'products', keys: [key] }]));
+    const { writtenAt } = await writer.products([productPayload(id, { title, updatedAt: new Date().toISOString() })]);
     send({ type: 'changed', id: String(id), title, writtenAt });
   } else if (m.cmd === 'stop') {
     await app.close();

@@ -1,13 +1,13 @@
 // The synthetic store of bench/browse.ts: N products (4 variants over Size × Color, a Material option,
 // vendors, product types, plain and `name:value` tags, metafields, prices, stock, 2 images) and 22
 // collections of varied sizes (all products, 12 % of them, … down to 24), written into a migrated chDB
-// database straight through the catalog processors (normalize → processor → insert, as the streams
-// runtime would; no Kafka). Deterministic: the same N gives the same store.
+// database straight through the catalog processors (normalize → processor → insert → afterWrite, as the
+// streams runtime would; no Kafka). Deterministic: the same N gives the same store.
 import type { Db } from '../clickhouse/client.ts';
 import type { CatalogCollection, CatalogProduct } from '../schemas/catalog.ts';
 import { normalizeCollection, normalizeProduct } from '../services/catalog/normalize.ts';
 import { catalogCollectionsProcessor, catalogProductsProcessor, type Change } from '../streams/catalog/index.ts';
-import type { Decoded } from '../streams/runtime/types.ts';
+import type { Decoded, ProcessContext } from '../streams/runtime/types.ts';
 
 const SIZES = ['XS', 'S', 'M', 'L', 'XL', 'XXL'];
 const COLORS = ['Black', 'White', 'Navy', 'Red', 'Green', 'Beige', 'Grey', 'Olive', 'Pink', 'Blue', 'Brown', 'Yellow'];
@@ -157,13 +157,23 @@ export function membersOf(c: BenchCollection, n: number): string[] {
 const now = () => new Date().toISOString();
 
 export interface Writer {
-  /** normalize, project and insert products (one processor call and one insert per table) */
-  products(payloads: unknown[]): Promise<void>;
+  /**
+   * normalize, project and insert products (one processor call and one insert per table), then the
+   * processor's afterWrite (its agg:catalog notification); `writtenAt`: when the inserts returned
+   * (performance.timeOrigin-based ms, comparable across processes)
+   */
+  products(payloads: unknown[]): Promise<{ writtenAt: number }>;
   collections(list: BenchCollection[], n: number): Promise<void>;
 }
 
-/** Writes through the catalog processors with increasing offsets, as the runtime does. */
-export function catalogWriter(db: Db, storeId: string): Writer {
+/** what the processors read of the runtime's context: `replay: true` publishes nothing */
+export type WriterContext = Pick<ProcessContext, 'replay' | 'redis' | 'logger'>;
+
+/**
+ * Writes through the catalog processors with increasing offsets, as the runtime does: process, insert,
+ * afterWrite. The default context is a replay's (no agg:catalog notification: the bulk build).
+ */
+export function catalogWriter(db: Db, storeId: string, ctx: Partial<WriterContext> = { replay: true }): Writer {
   let offset = 0n;
   const decoded = <R>(record: R): Decoded<Change<R>> => ({
     value: { op: 'upsert', record },
@@ -177,8 +187,11 @@ export function catalogWriter(db: Db, storeId: string): Writer {
         if (!r.ok) throw new Error(`invalid product: ${JSON.stringify(r.issues)}`);
         return decoded(r.value.product);
       });
-      const res = await catalogProductsProcessor.process(batch, {} as never, 0);
+      const res = await catalogProductsProcessor.process(batch, ctx as ProcessContext, 0);
       for (const w of res.writes) if (w.rows.length) await db.insert(w.table, w.rows);
+      const writtenAt = performance.timeOrigin + performance.now();
+      await res.afterWrite?.();
+      return { writtenAt };
     },
     async collections(list, n) {
       const batch: Decoded<Change<CatalogCollection>>[] = [];
@@ -191,8 +204,9 @@ export function catalogWriter(db: Db, storeId: string): Writer {
         if (!r.ok || !r.value.members) throw new Error(`invalid collection: ${JSON.stringify(r)}`);
         batch.push(decoded(r.value.collection), decoded(r.value.members));
       }
-      const res = await catalogCollectionsProcessor.process(batch, {} as never, 0);
+      const res = await catalogCollectionsProcessor.process(batch, ctx as ProcessContext, 0);
       for (const w of res.writes) if (w.rows.length) await db.insert(w.table, w.rows);
+      await res.afterWrite?.();
     },
   };
 }

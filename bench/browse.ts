@@ -113,7 +113,21 @@ interface Run {
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
+  /** the server's GC pauses and CPU as shares of the run's wall time (drain included) */
+  serverGcShare?: number;
+  serverCpuShare?: number;
+  /** catalog version changes during the run: each makes every results-cache entry unreachable */
+  versionChanges?: number;
 }
+interface Stats {
+  type: 'stats';
+  at: number;
+  gcMs: number;
+  cpuMs: number;
+  version: number;
+}
+/** the server's stats (set once it runs) */
+let serverStats: (() => Promise<Stats>) | null = null;
 const results: Record<string, Run> = {};
 let hello: Run | undefined;
 
@@ -121,10 +135,19 @@ async function cannon(
   key: string | null,
   title: string,
   url: string,
-  opts: { body?: unknown; headers?: Record<string, string>; unique?: boolean; connections?: number; seconds?: number },
+  opts: {
+    body?: unknown;
+    headers?: Record<string, string>;
+    unique?: boolean;
+    connections?: number;
+    seconds?: number;
+    /** false for the hello-world process */
+    server?: boolean;
+  },
 ): Promise<Run> {
   let i = 0;
   const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+  const before = opts.server === false ? undefined : await serverStats?.();
   const r = await autocannon({
     url,
     connections: opts.connections ?? 50,
@@ -153,16 +176,25 @@ async function cannon(
         }
       : {}),
   });
-  const run = {
+  const run: Run = {
     rps: Math.round(r.requests.average),
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
     non2xx: r.non2xx + r.errors,
   };
+  const after = before ? await serverStats?.() : undefined;
+  let notes = '';
+  if (before && after) {
+    const wall = after.at - before.at;
+    run.serverGcShare = Math.round(((after.gcMs - before.gcMs) / wall) * 100) / 100;
+    run.serverCpuShare = Math.round(((after.cpuMs - before.cpuMs) / wall) * 100) / 100;
+    run.versionChanges = after.version - before.version;
+    notes = `  [server CPU ${Math.round(run.serverCpuShare * 100)}%, GC ${Math.round(run.serverGcShare * 100)}%${run.versionChanges ? `, catalog version changed ${run.versionChanges}×: cache entries dropped` : ''}]`;
+  }
   if (key) results[key] = run;
   const ratio = hello ? `  ${fmt(run.rps / hello.rps, 3)}× hello-world req/s` : '';
   console.log(
-    `  ${title.padEnd(58)} ${String(run.rps).padStart(6)} req/s  p50 ${fmt(run.p50Ms, 1).padStart(6)} ms  p99 ${fmt(run.p99Ms, 1).padStart(6)} ms${ratio}${run.non2xx ? `  (${run.non2xx} non-2xx/errors)` : ''}`,
+    `  ${title.padEnd(58)} ${String(run.rps).padStart(6)} req/s  p50 ${fmt(run.p50Ms, 1).padStart(6)} ms  p99 ${fmt(run.p99Ms, 1).padStart(6)} ms${ratio}${run.non2xx ? `  (${run.non2xx} non-2xx/errors)` : ''}${notes}`,
   );
   return run;
 }
@@ -213,6 +245,16 @@ async function main() {
     const { child: server, ready } = await startServer(dir, redis.url);
     children.push(server);
     const f = ready.figures;
+    serverStats = () =>
+      new Promise<Stats>((resolve) => {
+        const on = (m: { type: string }) => {
+          if (m.type !== 'stats') return;
+          server.off('message', on);
+          resolve(m as Stats);
+        };
+        server.on('message', on);
+        server.send({ cmd: 'stats' });
+      });
     out.store = f;
     console.log(
       `store: ${f.products} products written through the catalog processors in ${f.buildProductsSeconds} s (${f.productsPerSecond} products/s), ${f.collections} collections in ${f.buildCollectionsSeconds} s`,
@@ -245,7 +287,9 @@ async function main() {
     }
 
     console.log(`HTTP, 50 connections, ${SECONDS} s each (ratios: req/s against the hello-world in the same run):`);
-    hello = await cannon('hello_world', 'fastify hello-world (own process)', `http://127.0.0.1:${helloPort}/`, {});
+    hello = await cannon('hello_world', 'fastify hello-world (own process)', `http://127.0.0.1:${helloPort}/`, {
+      server: false,
+    });
     // A run ends with up to 50 requests still queued in the server: wait until it answers a cheap request
     // promptly again before the next run starts
     const settle = async () => {
