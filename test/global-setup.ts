@@ -25,6 +25,8 @@ export async function setup(project: TestProject) {
     REDIS_PORT: String(redis),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
     DEMO_STORE: 'false',
+    // browse tests watch sales reorder best-selling: re-read the ranking signals every second
+    RESULTS_SIGNALS_REFRESH_MS: '1000',
     SERVICE_BUILD: 'test',
   };
   const config = loadConfig({

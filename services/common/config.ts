@@ -144,6 +144,10 @@ export const EnvSchema = z.object({
     .default(256 * 1024),
   /** autocomplete: full reload of the trending index from ClickHouse every this many ms (deltas arrive in between) */
   AUTOCOMPLETE_REFRESH_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** product results: the ranking signals (7-day revenue, trending, popularity) are re-read every this many ms */
+  RESULTS_SIGNALS_REFRESH_MS: z.coerce.number().int().min(500).default(60_000),
+  /** product results: how long a response stays in the Redis results cache (seconds) */
+  RESULTS_CACHE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   /** autocomplete: a country needs this many distinct trending queries to get its own suggestions */
   AUTOCOMPLETE_REGION_MIN_QUERIES: z.coerce.number().int().min(1).default(10),
   /** streams: run the stream processors inside the app process (single-node mode) */

@@ -6,6 +6,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   BrowseBodySchema,
   CollectionHandleParamsSchema,
+  ErrorBodySchema,
   FacetsBodySchema,
   FacetsResponseSchema,
   ResultEnvelopeSchema,
@@ -24,6 +25,10 @@ export interface BrowseRoutesOptions {
 }
 
 const CACHE_HEADER = 'x-service-results-cache';
+
+const NOT_FOUND = ErrorBodySchema.describe(
+  "No such collection (or unpublished, or outside the B2B buyer's catalog), or an unknown or expired preview_id.",
+);
 
 /** cached: the envelope without attributionToken, the page's product ids, the Link header */
 interface CachedBrowse {
@@ -76,7 +81,7 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
           "A merchandised, filterable, sortable, paginated collection page. Sort: `sort_order_code`, else the collection's default (its `service.default_sort_order` metafield), else the collection order. `dynamicLinking` pins products on page 1; the active merchandising rule (or `preview_id`'s) adds pins, boosts and banners (`appliedRules`). Headers: `X-Service-Results-Cache` (HIT|MISS) and `Link` image preloads.",
         params: CollectionHandleParamsSchema,
         body: BrowseBodySchema,
-        response: { 200: ResultEnvelopeSchema },
+        response: { 200: ResultEnvelopeSchema, 404: NOT_FOUND },
       },
     },
     async (req, reply) => {
@@ -135,7 +140,7 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
           "Facet values and counts (`retrieveFacetCount`), numeric ranges (`includeFacetRanges`) and metaobject display entries (`enrichFacetMetaobjects`) of a collection, over the products visible on the request's channel and matching `filter_group`. No products, pagination or attributionToken.",
         params: CollectionHandleParamsSchema,
         body: FacetsBodySchema,
-        response: { 200: FacetsResponseSchema },
+        response: { 200: FacetsResponseSchema, 404: NOT_FOUND },
       },
     },
     async (req, reply) => {

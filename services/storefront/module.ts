@@ -93,13 +93,18 @@ export const storefrontModule: AppModule = {
     // the catalog index: loaded per store on first use, live changes from agg:catalog
     const catalogSubscriber = createRedis(config.redisUrl, { connectionName: 'storefront-catalog' });
     catalogSubscriber.on('error', (err) => log.warn({ err: err.message }, 'catalog subscriber: redis error'));
-    const catalog = new CatalogIndex({ db: ctx.db, subscriber: catalogSubscriber, logger: log });
+    const catalog = new CatalogIndex({
+      db: ctx.db,
+      subscriber: catalogSubscriber,
+      logger: log,
+      signalsRefreshMs: config.RESULTS_SIGNALS_REFRESH_MS,
+    });
     await catalog.start();
     ctx.onClose(async () => {
       await catalog.close();
       catalogSubscriber.disconnect();
     });
-    const resultsCache = new ResultsCache(ctx.redis);
+    const resultsCache = new ResultsCache(ctx.redis, { ttlSeconds: config.RESULTS_CACHE_TTL_SECONDS });
 
     const views = new StoreViews(directory);
     ctx.onClose(() => views.close());

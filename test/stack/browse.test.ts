@@ -644,3 +644,177 @@ describe('collection facets', () => {
     expect(missing.res.status).toBe(404);
   });
 });
+
+describe('browse: signals, boosts, swatches and market catalogs', () => {
+  it('orders best-selling by 7-day revenue from the order stream', async () => {
+    // a collection without merchandising rules (main has some by now)
+    const other = collections
+      .filter((c) => c.handle !== main.handle && c.product_ids.length > 12)
+      .filter((c) => c.metafields.some((m) => m.key === 'default_sort_order' && m.value === 'best_selling'))[0];
+    const top = products.get(other.product_ids[10]) as Product;
+    const second = products.get(other.product_ids[12]) as Product;
+    const at = new Date().toISOString();
+    const order = (id: number, p: Product, quantity: number) => ({
+      type: 'order' as const,
+      id,
+      created_at: at,
+      updated_at: at,
+      processed_at: at,
+      cancelled_at: null,
+      currency: 'USD',
+      total_price: (Number(p.variants[0].price) * quantity).toFixed(2),
+      test: false,
+      line_items: [{ product_id: p.id, variant_id: p.variants[0].id, quantity, price: p.variants[0].price }],
+    });
+    await sink.write(storeId, [order(880_000_001, top, 40), order(880_000_002, second, 2)]);
+    await expect
+      .poll(
+        async () =>
+          (await browse(other.handle, { sort_order_code: 'best_selling', pagination: { limit: 2 } })).body.results.map(
+            (r) => String(r.id),
+          ),
+        { timeout: 30_000, interval: 250 },
+      )
+      .toEqual([top.id, second.id]);
+  });
+
+  it('applies a sort order boost: tagged products rise, each group keeps the price order', async () => {
+    const w = testStoreWriter();
+    await w.putConfig(storeId, 'sort_order', {
+      code: 'sale_first',
+      nickname: 'Sale first',
+      scope: 'collection',
+      expressions: [
+        { attribute: 'price', direction: 'asc' },
+        { attribute: 'tag:sale', direction: 'desc', boost: { mode: 'additive', factor: 2 } },
+      ],
+    });
+    await waitForApp(w);
+    const r = await browse(main.handle, { sort_order_code: 'sale_first', pagination: { limit: 100 } });
+    const rows = r.body.results.map((x) => products.get(String(x.id)) as Product);
+    const sale = rows.filter((p) => p.tags.includes('sale'));
+    expect(sale.length).toBeGreaterThan(0);
+    expect(rows.slice(0, sale.length)).toEqual(sale);
+    const prices = sale.map(minPrice);
+    expect(prices).toEqual([...prices].sort((a, b) => a - b));
+  });
+
+  it('facets swatch metafields on metaobject handles and describes them in facetDisplay', async () => {
+    const code = 'metafields.shopify.color-pattern';
+    const r = await browse(main.handle, { facets: [code], retrieveFacetCount: true, enrichFacetMetaobjects: true });
+    const handles = Object.keys(r.body.facets[code]);
+    const colours = new Set(
+      main.product_ids.flatMap((id) => (products.get(id) as Product).variants.map((v) => v.option1)),
+    );
+    expect(handles.length).toBe(colours.size);
+    const display = r.body.facetDisplay[code] as Record<
+      string,
+      { handle: string; display_name: string; swatch: { type: string } }
+    >;
+    for (const h of handles) {
+      const m = demo.metaobjects.find((x) => x.handle === h);
+      expect(display[h]).toMatchObject({ handle: h, display_name: m?.display_name ?? m?.displayName });
+      expect(['color', 'image']).toContain(display[h].swatch.type);
+    }
+    // without the flag: plain facets, no display entries
+    const plain = await browse(main.handle, { facets: [code], retrieveFacetCount: true });
+    expect(plain.body.facetDisplay).toEqual({});
+  });
+
+  it('returns collection titles only when asked (opt-in attribute)', async () => {
+    const r = await browse(main.handle, { attributes: ['id', 'collection_titles'], pagination: { limit: 1 } });
+    expect(r.body.results[0].collection_titles).toContain(main.title);
+    const all = await browse(main.handle, { pagination: { limit: 1 } });
+    expect(all.body.results[0]).not.toHaveProperty('collection_titles');
+  });
+
+  it('counts facets over visible products only: a draft member is left out', async () => {
+    const before = await post(`/${main.handle}/facets`, { facets: ['vendor'], retrieveFacetCount: true });
+    const source = products.get(main.product_ids[0]) as Product;
+    const draftId = '9099999001';
+    const now = new Date().toISOString();
+    const draft = {
+      ...(source as unknown as Record<string, unknown>),
+      id: draftId,
+      handle: `${source.handle}-draft`,
+      status: 'draft',
+      published_at: null,
+      updated_at: now,
+      variants: source.variants.map((v, i) => ({
+        ...v,
+        id: String(9_099_999_100 + i),
+        inventory_item_id: null,
+        inventory_levels: [],
+      })),
+      images: [],
+    };
+    const members = collections.find((c) => c.handle === main.handle) as unknown as Record<string, unknown>;
+    await sink.write(storeId, [
+      { type: 'product', ...draft },
+      { type: 'collection', ...members, product_ids: [...main.product_ids, draftId], updated_at: now },
+    ]);
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql(
+              `SELECT 1 FROM catalog_collection_products WHERE store_id = '${storeId}' AND product_id = ${draftId}`,
+            )
+          ).length,
+        {
+          timeout: 15_000,
+        },
+      )
+      .toBeGreaterThan(0);
+    const after = await post(`/${main.handle}/facets`, { facets: ['vendor'], retrieveFacetCount: true });
+    expect(after.body.facets).toEqual(before.body.facets);
+    expect((await browse(main.handle, {})).body.totalResults).toBe(main.product_ids.length);
+  });
+
+  it('restricts a strict market to the products its price list prices, at its prices', async () => {
+    const w = testStoreWriter();
+    const priced = main.product_ids.slice(3, 6).map((id) => products.get(id) as Product);
+    await w.putConfig(storeId, 'market', {
+      code: 'ch',
+      name: 'Switzerland',
+      countries: ['ch'],
+      currency: 'chf',
+      price_list_id: 'swiss',
+    });
+    await sink.write(
+      storeId,
+      priced.flatMap((p) =>
+        p.variants.map((v) => ({
+          type: 'price' as const,
+          price_list_id: 'swiss',
+          variant_id: v.id,
+          product_id: p.id,
+          currency: 'CHF',
+          price: '99.00',
+          compare_at_price: null,
+        })),
+      ),
+    );
+    await w.updateStore(storeId, { market_mode: 'strict' });
+    await waitForApp(w);
+    try {
+      await expect
+        .poll(
+          async () =>
+            (await browse(main.handle, { context: { market: 'CH' }, pagination: { limit: 50 } })).body.totalResults,
+          {
+            timeout: 15_000,
+            interval: 200,
+          },
+        )
+        .toBe(priced.length);
+      const r = await browse(main.handle, { context: { market: 'CH' }, pagination: { limit: 50 } });
+      expect(r.body.results.map((x) => String(x.id)).sort()).toEqual(priced.map((p) => p.id).sort());
+      expect(new Set(r.body.results.flatMap((x) => x.variants.map((v) => v.price)))).toEqual(new Set(['99.00']));
+      expect(r.body._meta).toMatchObject({ market: 'ch', currency: 'CHF' });
+    } finally {
+      await w.updateStore(storeId, { market_mode: 'pricing_only' });
+      await waitForApp(w);
+    }
+  });
+});

@@ -79,6 +79,27 @@ describe('OpenAPI document', () => {
     expect(doc.components.schemas.Pagination.properties.page).toMatchObject({ minimum: 1, maximum: 100 });
   });
 
+  it('documents browse and facets with their request and response schemas', () => {
+    const browse = doc.paths['/browse/{collection_handle}'].post;
+    expect(browse.operationId).toBe('browseCollection');
+    expect(browse.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/BrowseRequest',
+    });
+    expect(browse.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ResultEnvelope',
+    });
+    expect(browse.responses['404']).toBeDefined();
+    const facets = doc.paths['/{collection_handle}/facets'].post;
+    expect(facets.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/FacetsRequest',
+    });
+    expect(facets.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/FacetsResponse',
+    });
+    for (const name of ['FilterGroup', 'DiscountEntitlement', 'ProductRecord', 'Banner', 'FacetDisplayEntry'])
+      expect(doc.components.schemas[name], name).toBeDefined();
+  });
+
   it('documents exactly the routes the plugin registered, relative to its prefix, with the frame headers', async () => {
     const routes = h.app
       .printRoutes({ commonPrefix: false })

@@ -250,7 +250,14 @@ export function browse(input: ResultsInput, handle: string, body: BrowseBody): B
   } else pageTiles = tiles.slice((page - 1) * limit, page * limit);
 
   const selected = selectedOptions(body);
-  const results = pageTiles.map((t) => renderTile(t, { projection, scope, timestamps: 'iso', selected }));
+  const collectionTitles = (id: string) =>
+    [...catalog.collectionsOf(id)].flatMap((cid) => {
+      const c = catalog.collections.get(cid);
+      return c?.view.published ? [c.view.title] : [];
+    });
+  const results = pageTiles.map((t) =>
+    renderTile(t, { projection, scope, timestamps: 'iso', selected, collectionTitles }),
+  );
   const banners = rule && active ? liveBanners(rule, rc, now).map((b) => ({ ...b, rule_id: active.id })) : [];
   const usedBreakouts = breakouts.filter((b) => tiles.some((t) => t.breakout?.id === b.id));
   return {
