@@ -11,8 +11,9 @@
 //     a memory store directory (test/storefront/harness.ts) with one store, its token and a price_asc sort
 //     order; the real rate limiter with limits no run reaches; request events dropped (bench/autocomplete.ts
 //     measures their cost)
-//  4. on {cmd: 'stats'}: GC pause time and CPU time so far, and the store's catalog version (the
-//     results cache key; the index bumps it on every applied change and every signals refresh)
+//  4. on {cmd: 'stats'}: GC pause time and CPU time so far, results-cache lookups by result, and the
+//     store's catalog version (part of the results-cache key; the index bumps it on every applied change
+//     and every signals refresh)
 //  5. on {cmd: 'change', n}: writes a changed product (new title) of the `fresh` collection through the
 //     products processor, whose afterWrite publishes its record key on agg:catalog (as in the app), and
 //     answers with the time the insert returned (performance.timeOrigin-based, comparable across processes)
@@ -26,6 +27,7 @@ import { migrate } from '../clickhouse/migrate.ts';
 import { productsByIds } from '../clickhouse/queries/catalog.ts';
 import { parseTrustedProxies } from '../services/common/enrich.ts';
 import { createLogger } from '../services/common/logger.ts';
+import { registry } from '../services/common/metrics.ts';
 import { AutocompleteIndex } from '../services/storefront/autocomplete/index.ts';
 import { STOREFRONT_PREFIX, storefrontPlugin } from '../services/storefront/plugin.ts';
 import { createRateLimiter } from '../services/storefront/rate-limit.ts';
@@ -155,7 +157,12 @@ new PerformanceObserver((list) => {
 process.on('message', async (m: { cmd: string; n: number }) => {
   if (m.cmd === 'stats') {
     const cpu = process.cpuUsage();
+    // results-cache lookups so far (a GET slower than the cache's timeout counts as a miss)
+    const lookups = { hit: 0, miss: 0, error: 0 };
+    const metric = await registry.getSingleMetric('storefront_results_cache_total')?.get();
+    for (const v of metric?.values ?? []) lookups[v.labels.result as keyof typeof lookups] += v.value;
     send({
+      lookups,
       type: 'stats',
       at: performance.timeOrigin + performance.now(),
       gcMs,

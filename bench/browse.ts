@@ -118,6 +118,8 @@ interface Run {
   serverCpuShare?: number;
   /** catalog version changes during the run: each makes every results-cache entry unreachable */
   versionChanges?: number;
+  /** results-cache lookups that hit, of all lookups in the run (cached endpoints only) */
+  cacheHitShare?: number;
 }
 interface Stats {
   type: 'stats';
@@ -125,6 +127,7 @@ interface Stats {
   gcMs: number;
   cpuMs: number;
   version: number;
+  lookups: { hit: number; miss: number; error: number };
 }
 /** the server's stats (set once it runs) */
 let serverStats: (() => Promise<Stats>) | null = null;
@@ -189,7 +192,10 @@ async function cannon(
     run.serverGcShare = Math.round(((after.gcMs - before.gcMs) / wall) * 100) / 100;
     run.serverCpuShare = Math.round(((after.cpuMs - before.cpuMs) / wall) * 100) / 100;
     run.versionChanges = after.version - before.version;
-    notes = `  [server CPU ${Math.round(run.serverCpuShare * 100)}%, GC ${Math.round(run.serverGcShare * 100)}%${run.versionChanges ? `, catalog version changed ${run.versionChanges}×: cache entries dropped` : ''}]`;
+    const hits = after.lookups.hit - before.lookups.hit;
+    const lookups = hits + after.lookups.miss - before.lookups.miss + after.lookups.error - before.lookups.error;
+    if (lookups > 0) run.cacheHitShare = Math.round((hits / lookups) * 1000) / 1000;
+    notes = `  [server CPU ${Math.round(run.serverCpuShare * 100)}%, GC ${Math.round(run.serverGcShare * 100)}%${run.cacheHitShare === undefined ? '' : `, cache hits ${fmt(run.cacheHitShare * 100, 1)}%`}${run.versionChanges ? `, catalog version changed ${run.versionChanges}×: cache entries dropped` : ''}]`;
   }
   if (key) results[key] = run;
   const ratio = hello ? `  ${fmt(run.rps / hello.rps, 3)}× hello-world req/s` : '';
