@@ -31,6 +31,7 @@ interface CannonResult {
   requests: { average: number };
   latency: { p50: number; p99: number };
   non2xx: number;
+  /** connection errors, timeouts included */
   errors: number;
 }
 const autocannon = createRequire(import.meta.url)('autocannon') as (
@@ -112,6 +113,7 @@ interface Run {
   rps: number;
   p50Ms: number;
   p99Ms: number;
+  /** responses other than 2xx, connection errors and timeouts (autocannon: 10 s) */
   non2xx: number;
   /** the server's GC pauses and CPU as shares of the run's wall time (drain included) */
   serverGcShare?: number;
@@ -183,7 +185,7 @@ async function cannon(
     rps: Math.round(r.requests.average),
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
-    non2xx: r.non2xx + r.errors,
+    non2xx: r.non2xx + r.errors, // errors include timeouts
   };
   const after = before ? await serverStats?.() : undefined;
   let notes = '';
@@ -200,7 +202,7 @@ async function cannon(
   if (key) results[key] = run;
   const ratio = hello ? `  ${fmt(run.rps / hello.rps, 3)}× hello-world req/s` : '';
   console.log(
-    `  ${title.padEnd(58)} ${String(run.rps).padStart(6)} req/s  p50 ${fmt(run.p50Ms, 1).padStart(6)} ms  p99 ${fmt(run.p99Ms, 1).padStart(6)} ms${ratio}${run.non2xx ? `  (${run.non2xx} non-2xx/errors)` : ''}${notes}`,
+    `  ${title.padEnd(58)} ${String(run.rps).padStart(6)} req/s  p50 ${fmt(run.p50Ms, 1).padStart(6)} ms  p99 ${fmt(run.p99Ms, 1).padStart(6)} ms${ratio}${run.non2xx ? `  (${run.non2xx} non-2xx/errors/timeouts)` : ''}${notes}`,
   );
   return run;
 }
