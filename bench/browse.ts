@@ -28,7 +28,7 @@ import { startRedis } from '../test/helpers/redis.ts';
 
 // autocannon ships no type declarations; the part used here
 interface CannonResult {
-  requests: { average: number };
+  requests: { average: number; total: number };
   latency: { p50: number; p99: number };
   non2xx: number;
   /** connection errors, timeouts included */
@@ -110,6 +110,8 @@ async function helloWorld(port: number): Promise<ChildProcess> {
 }
 
 interface Run {
+  /** responses within the run */
+  completed: number;
   rps: number;
   p50Ms: number;
   p99Ms: number;
@@ -182,6 +184,7 @@ async function cannon(
       : {}),
   });
   const run: Run = {
+    completed: r.requests.total,
     rps: Math.round(r.requests.average),
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
@@ -404,9 +407,13 @@ async function main() {
     const line = (label: string, key: string, goal: number) => {
       const r = results[key];
       if (!r) return;
+      if (r.completed === 0) {
+        console.log(`  ${label.padEnd(62)} no response within the run (goal p99 ≤ ${goal} ms)`);
+        return;
+      }
       const mark = r.p99Ms <= goal ? 'within' : 'over';
       console.log(
-        `  ${label.padEnd(62)} p99 ${fmt(r.p99Ms, 1).padStart(6)} ms (${mark} ${goal} ms)  ${String(r.rps).padStart(6)} req/s = ${fmt(r.rps / (hello?.rps ?? 1), 3)}× hello-world`,
+        `  ${label.padEnd(62)} p99 ${fmt(r.p99Ms, 1).padStart(6)} ms (${mark} ${goal} ms)  ${String(r.rps).padStart(6)} req/s = ${fmt(r.rps / (hello?.rps ?? 1), 3)}× hello-world${r.completed < 100 ? ` (${r.completed} responses)` : ''}`,
       );
     };
     console.log(
