@@ -677,26 +677,32 @@ export async function storePrices(
 ): Promise<Map<string, Map<string, PriceView>>> {
   const rows = await db.query<{
     list: string;
-    variant_id: string;
-    product_id: string;
+    vid: string;
+    pid: string;
     currency: string;
     price: string;
     compare_at_price: string | null;
   }>(
-    `SELECT price_list_id AS list, toString(variant_id) AS variant_id, toString(product_id) AS product_id,
+    // aliases differ from the column names: a WHERE clause would otherwise see the String aliases
+    `SELECT price_list_id AS list, toString(variant_id) AS vid, toString(product_id) AS pid,
             toString(currency) AS currency, toString(price) AS price, toString(compare_at_price) AS compare_at_price
      FROM catalog_prices_current
      WHERE store_id = {store:String}
-       AND ({all:UInt8} = 1 OR (price_list_id, variant_id) IN (SELECT tupleElement(t, 1), toUInt64(tupleElement(t, 2)) FROM (SELECT arrayJoin({pairs:Array(Tuple(String, String))}) AS t)))`,
-    { store: storeId, all: only ? 0 : 1, pairs: (only ?? []).map((o) => [o.priceListId, o.variantId]) },
+       AND ({all:UInt8} = 1 OR has(arrayZip({lists:Array(String)}, {vids:Array(UInt64)}), (price_list_id, variant_id)))`,
+    {
+      store: storeId,
+      all: only ? 0 : 1,
+      lists: (only ?? []).map((o) => o.priceListId),
+      vids: (only ?? []).map((o) => BigInt(o.variantId)),
+    },
   );
   const out = new Map<string, Map<string, PriceView>>();
   for (const r of rows) {
     let list = out.get(r.list);
     if (!list) out.set(r.list, (list = new Map()));
-    list.set(r.variant_id, {
-      variant_id: r.variant_id,
-      product_id: r.product_id,
+    list.set(r.vid, {
+      variant_id: r.vid,
+      product_id: r.pid,
       currency: r.currency,
       price: money(r.price),
       compare_at_price: r.compare_at_price === null ? null : money(r.compare_at_price),

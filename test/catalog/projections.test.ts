@@ -15,6 +15,7 @@ import {
   contentItems,
   inventoryByLocation,
   priceListPrices,
+  storePrices,
   productAvailability,
   productsAvailableAtLocations,
   productsByHandles,
@@ -402,6 +403,15 @@ describe('inventory, prices and B2B', () => {
       price({ market: 'ca', variant_id: 808950810, currency: 'CAD', price: '259.00', compare_at_price: '299.00' }),
       price({ price_list_id: 'pl-wholesale', variant_id: 808950810, currency: 'USD', price: '150.00' }),
     ]);
+    // every list of the store at once, or exactly the (list, variant) pairs a change names
+    const all = await storePrices(db, store);
+    expect([...all.keys()].sort()).toEqual(['market-ca', 'pl-wholesale']);
+    const pairs = await storePrices(db, store, [
+      { priceListId: 'pl-wholesale', variantId: '808950810' },
+      { priceListId: 'market-ca', variantId: '1' },
+    ]);
+    expect([...pairs.keys()]).toEqual(['pl-wholesale']);
+    expect(pairs.get('pl-wholesale')?.get('808950810')?.price).toBe('150.00');
     const ca = await priceListPrices(db, store, 'market-ca', { productIds: ['632910392'] });
     expect(ca.get('808950810')).toEqual({
       variant_id: '808950810',

@@ -3,7 +3,7 @@
 // ground truth is consistent with the simulated sessions it generates.
 import { describe, expect, it } from 'vitest';
 import { parseEvent } from '../../schemas/events.ts';
-import { validateConfig } from '../../schemas/config.ts';
+import { type ConfigKind, validateConfig } from '../../schemas/config.ts';
 import {
   normalizeB2bCatalog,
   normalizeCollection,
@@ -53,14 +53,15 @@ describe('prng', () => {
 });
 
 describe('generator determinism', () => {
-  // The generator's output recorded before it was split along its sections (issue #15): a refactoring
-  // must keep every product, collection, price, config item, session and the ground truth byte-equal.
-  it('produces exactly the recorded stores (output hashes from before the generator was split)', () => {
+  // The generator's recorded output (last changed by issue #16: swatch metaobjects, merchandising rule,
+  // variant breakout, more sort orders): a refactoring must keep every product, collection, price, config
+  // item, session and the ground truth byte-equal.
+  it('produces exactly the recorded stores', () => {
     expect(demoHash(generateDemoStore({ products: 400, sessions: 300, seed: 'snapshot' }))).toBe(
-      'e05f8b79e70f60f087bc5930734451ad1dd2edc9adaa5c83cec3cdf5d8a0b912',
+      '077c9997f47bf2f1a4a906a9f570c0d3473ebd0987586d4b1bb805c6041182a7',
     );
     expect(demoHash(generateDemoStore({ products: 2_000, sessions: 500, seed: 'demo' }))).toBe(
-      'c543df9ccaa8ec1ee7a13304d111f22a8846baef6888233be1406965fccd022c',
+      '568d85e08b8eb01b4056f57898dda67c2208c436d16086c498a834aa5cf8c431',
     );
   });
 
@@ -101,7 +102,21 @@ describe('generator determinism', () => {
     expect(s.articles.length).toBeGreaterThanOrEqual(20);
     expect(s.pages.length).toBeGreaterThanOrEqual(5);
     expect(s.markets.map((m) => m.code)).toEqual(['us', 'eu']);
-    expect(s.config.sort_order.map((o) => o.code)).toEqual(['best_selling', 'newest', 'price_asc', 'price_desc']);
+    expect(s.config.sort_order.map((o) => o.code)).toEqual([
+      'best_selling',
+      'newest',
+      'price_asc',
+      'price_desc',
+      'trending',
+      'popularity',
+      'featured',
+    ]);
+    // the merchandising rule pins members of its collection, and every config item is valid
+    const rule = s.config.merch_rule[0];
+    const members = s.collections.find((c) => c.handle === rule.collection_handle)?.product_ids ?? [];
+    for (const pin of rule.pins ?? []) expect(members).toContain(pin.product_id);
+    for (const [kind, items] of Object.entries(s.config))
+      for (const item of items) expect(validateConfig(kind as ConfigKind, item), kind).toMatchObject({ ok: true });
   });
 });
 

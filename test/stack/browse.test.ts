@@ -123,14 +123,23 @@ beforeAll(async () => {
   await waitForApp(writer);
   await loadCatalog(sink, storeId, demo);
   // the projections hold every product, and the read API serves the whole collection
+  // every projection holds the whole store (each catalog topic has its own processor, so each is awaited)
+  const priceEntries = [...demo.prices()].length;
+  const count = async (table: string) =>
+    (
+      await sql<{ n: string }>(
+        `SELECT toString(count()) AS n FROM ${table} FINAL WHERE store_id = '${storeId}' AND is_deleted = 0`,
+      )
+    )[0]?.n;
   await vi.waitFor(
     async () => {
-      const [row] = await sql<{ n: string }>(
-        `SELECT toString(count()) AS n FROM catalog_products FINAL WHERE store_id = '${storeId}' AND is_deleted = 0`,
-      );
-      expect(row?.n).toBe(String(demo.productCount));
+      expect(await count('catalog_products')).toBe(String(demo.productCount));
+      expect(await count('catalog_prices')).toBe(String(priceEntries));
+      expect(await count('catalog_collections')).toBe(String(demo.collections.length));
+      expect(await count('catalog_metaobjects')).toBe(String(demo.metaobjects.length));
+      expect(await count('catalog_b2b_catalogs')).toBe('1');
     },
-    { timeout: 60_000, interval: 250 },
+    { timeout: 90_000, interval: 250 },
   );
   await vi.waitFor(
     async () =>
@@ -459,6 +468,17 @@ describe('browse: serving', () => {
     expect(custom.res.headers.get('link')).toContain('width=200 200w');
     const off = await browse(main.handle, { responseOptions: { mediaPreloads: { enabled: false } } });
     expect(off.res.headers.get('link')).toBeNull();
+    // a store that turned preloads off sends none, whatever the request asks
+    const w = testStoreWriter();
+    await w.updateStore(storeId, { media_preloads: { enabled: false } });
+    await waitForApp(w);
+    try {
+      const none = await browse(main.handle, { responseOptions: { mediaPreloads: { enabled: true } } });
+      expect(none.res.headers.get('link')).toBeNull();
+    } finally {
+      await w.updateStore(storeId, { media_preloads: { enabled: true } });
+      await waitForApp(w);
+    }
   });
 
   it('records one browse request event per request, none for a preview', async () => {
@@ -642,6 +662,19 @@ describe('collection facets', () => {
     expect(Object.keys(bare.body)).toEqual(['filters']);
     const missing = await post('/no-such-collection/facets', {});
     expect(missing.res.status).toBe(404);
+    // one `facets` request event, without products
+    const rid = r.res.headers.get('x-request-id');
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{ kind: string; handle: string }>(
+              `SELECT toString(kind) AS kind, collection_handle AS handle FROM requests_raw WHERE request_id = '${rid}'`,
+            )
+          )[0],
+        { timeout: 15_000, interval: 250 },
+      )
+      .toEqual({ kind: 'facets', handle: main.handle });
   });
 });
 
@@ -800,18 +833,26 @@ describe('browse: signals, boosts, swatches and market catalogs', () => {
     try {
       await expect
         .poll(
-          async () =>
-            (await browse(main.handle, { context: { market: 'CH' }, pagination: { limit: 50 } })).body.totalResults,
-          {
-            timeout: 15_000,
-            interval: 200,
+          async () => {
+            // every entry of the list applied: the three products, each variant at the list's price
+            const r = await browse(main.handle, { context: { market: 'CH' }, pagination: { limit: 50 } });
+            return [r.body.totalResults, [...new Set(r.body.results.flatMap((x) => x.variants.map((v) => v.price)))]];
           },
+          { timeout: 15_000, interval: 200 },
         )
-        .toBe(priced.length);
+        .toEqual([priced.length, ['99.00']]);
       const r = await browse(main.handle, { context: { market: 'CH' }, pagination: { limit: 50 } });
       expect(r.body.results.map((x) => String(x.id)).sort()).toEqual(priced.map((p) => p.id).sort());
       expect(new Set(r.body.results.flatMap((x) => x.variants.map((v) => v.price)))).toEqual(new Set(['99.00']));
       expect(r.body._meta).toMatchObject({ market: 'ch', currency: 'CHF' });
+      // ignore: no market, the base catalog and prices
+      await w.updateStore(storeId, { market_mode: 'ignore' });
+      await waitForApp(w);
+      const ignored = await browse(main.handle, { context: { market: 'CH' }, pagination: { limit: 1 } });
+      expect(ignored.body.totalResults).toBe(main.product_ids.length);
+      expect(ignored.body._meta).not.toHaveProperty('market');
+      const p = products.get(String(ignored.body.results[0].id)) as Product;
+      expect(ignored.body.results[0].variants[0].price).toBe(Number(p.variants[0].price).toFixed(2));
     } finally {
       await w.updateStore(storeId, { market_mode: 'pricing_only' });
       await waitForApp(w);

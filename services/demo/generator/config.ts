@@ -1,7 +1,26 @@
-// The demo store's configuration: sort orders, blocks, redirects and synonyms.
-import { type DemoStore, DEMO_BLOCKS } from './model.ts';
+// The demo store's configuration: sort orders (plain, weighted and boosted), blocks, redirects, synonyms,
+// a merchandising rule with pins, a boost and banners, and a variant breakout by colour.
+import type { DemoBase } from './base.ts';
+import {
+  type DemoStore,
+  DAY,
+  DEMO_BLOCKS,
+  DEMO_BREAKOUT_COLLECTION,
+  DEMO_MERCH_COLLECTION,
+  DEMO_MERCH_RULE_ID,
+} from './model.ts';
+import { PRODUCT_TYPES } from './vocab.ts';
 
-export function demoConfig(): DemoStore['config'] {
+export function demoConfig(base: DemoBase, collections: DemoStore['collections']): DemoStore['config'] {
+  const merch = collections.find((c) => c.handle === DEMO_MERCH_COLLECTION);
+  const members = merch?.product_ids ?? [];
+  const banner = (slug: string) => ({ src: base.imageUrl(slug, 'beige', 0), alt: 'Summer edit' });
+  const layout = (placement: 'hero' | 'inline', position: number | null) => ({
+    placement,
+    width: placement === 'hero' ? 2 : 1,
+    height: 1,
+    position,
+  });
   // --- configuration -----------------------------------------------------------------------------
   const config: DemoStore['config'] = {
     sort_order: [
@@ -28,6 +47,29 @@ export function demoConfig(): DemoStore['config'] {
         nickname: 'Price: high to low',
         scope: 'both',
         expressions: [{ attribute: 'price', direction: 'desc' }],
+      },
+      {
+        code: 'trending',
+        nickname: 'Trending',
+        scope: 'both',
+        expressions: [{ attribute: 'trending', direction: 'desc' }],
+      },
+      {
+        code: 'popularity',
+        nickname: 'Most popular',
+        scope: 'both',
+        expressions: [{ attribute: 'popularity', direction: 'desc' }],
+      },
+      {
+        // a weighted group (popularity twice as heavy as revenue) with eco products boosted by half
+        code: 'featured',
+        nickname: 'Featured',
+        scope: 'collection',
+        expressions: [
+          { attribute: 'popularity', direction: 'desc', weight: 2 },
+          { attribute: 'revenue_7d', direction: 'desc', weight: 1 },
+          { attribute: 'tag:eco', direction: 'desc', boost: { mode: 'multiplicative', factor: 1.5 } },
+        ],
       },
     ],
     block: [
@@ -81,6 +123,67 @@ export function demoConfig(): DemoStore['config'] {
       { id: 'tshirt', type: 'two_way', terms: ['t-shirt', 'tee', 'tshirt'] },
       { id: 'trousers', type: 'one_way', term: 'pants', synonyms: ['trousers', 'jeans'] },
       { id: 'sweater', type: 'two_way', terms: ['sweater', 'jumper', 'pullover'] },
+    ],
+    merch_rule: members.length
+      ? [
+          {
+            id: DEMO_MERCH_RULE_ID,
+            name: 'Summer edit: featured picks',
+            collection_handle: DEMO_MERCH_COLLECTION,
+            pins: [
+              { product_id: members[Math.min(5, members.length - 1)], position: 1 },
+              {
+                product_id: members[Math.min(9, members.length - 1)],
+                position: 2,
+                conditions: { expressions: [{ property: 'geo.country', operator: 'in', values: ['DE', 'FR', 'IT'] }] },
+              },
+            ],
+            boosts: [{ match: { expressions: [{ property: 'tags', operator: 'eq', values: ['eco'] }] }, factor: 1.5 }],
+            banners: [
+              {
+                id: '01JDDEM0000000000000000N01',
+                name: 'Summer lookbook',
+                mode: 'inject',
+                link: '/blogs/journal',
+                web_media: banner(PRODUCT_TYPES[0].slug),
+                mobile_media: banner(PRODUCT_TYPES[0].slug),
+                web_layout: layout('inline', 4),
+                mobile_layout: layout('inline', 2),
+              },
+              {
+                id: '01JDDEM0000000000000000N02',
+                name: 'Summer hero',
+                mode: 'overtake',
+                web_media: banner(PRODUCT_TYPES[1].slug),
+                mobile_media: banner(PRODUCT_TYPES[1].slug),
+                web_layout: layout('hero', null),
+                mobile_layout: layout('hero', null),
+                schedule_start_at: new Date(base.o.anchorMs - DAY).toISOString(),
+                schedule_end_at: new Date(base.o.anchorMs + 3650 * DAY).toISOString(),
+              },
+              {
+                id: '01JDDEM0000000000000000N03',
+                name: 'App-only offer',
+                mode: 'overtake',
+                web_media: banner(PRODUCT_TYPES[2].slug),
+                mobile_media: banner(PRODUCT_TYPES[2].slug),
+                web_layout: layout('inline', 8),
+                mobile_layout: layout('inline', 4),
+                conditions: { expressions: [{ property: 'device', operator: 'eq', values: ['mobile'] }] },
+              },
+            ],
+          },
+        ]
+      : [],
+    variant_breakout: [
+      {
+        id: 'colour-tiles',
+        name: 'Colour tiles',
+        option_code: 'Color',
+        applies: 'collections',
+        include_option_value_in_title: true,
+        collection_handles: [DEMO_BREAKOUT_COLLECTION],
+      },
     ],
   };
   return config;

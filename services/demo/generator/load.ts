@@ -104,7 +104,7 @@ export async function applyDemoConfig(writer: ConfigWriter, storeId: string, sto
     market_mode: 'pricing_only',
     autocomplete_mode: 'per_region',
   });
-  for (const kind of ['sort_order', 'block', 'redirect_term', 'synonym'] as const) {
+  for (const kind of ['sort_order', 'block', 'redirect_term', 'synonym', 'merch_rule', 'variant_breakout'] as const) {
     // blocks are listed with the fallback targets first, so references always resolve
     for (const item of store.config[kind]) {
       await writer.putConfig(storeId, kind, item);

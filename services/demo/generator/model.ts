@@ -158,6 +158,8 @@ export interface DemoStore {
     block: ConfigInput<'block'>[];
     redirect_term: ConfigInput<'redirect_term'>[];
     synonym: ConfigInput<'synonym'>[];
+    merch_rule: ConfigInput<'merch_rule'>[];
+    variant_breakout: ConfigInput<'variant_breakout'>[];
   };
   session(i: number): SimSession;
   sessions(from?: number): Generator<SimSession>;
@@ -189,6 +191,10 @@ export const DEMO_B2B_CUSTOMER_ID = '7700000200';
 export const DEMO_B2B_CATALOG_ID = 'b2b-wholesale';
 export const DEMO_WHOLESALE_PRICE_LIST = 'pl-wholesale';
 export const DEMO_EU_PRICE_LIST = 'pl-eu';
+/** the merchandising rule on DEMO_MERCH_COLLECTION (pins, a boost, banners) and the variant breakout by colour */
+export const DEMO_MERCH_RULE_ID = '01JDDEM0000000000000000R01';
+export const DEMO_MERCH_COLLECTION = 'summer-edit';
+export const DEMO_BREAKOUT_COLLECTION = 'footwear';
 /** block ids (fixed ULIDs, so the storefront examples in docs/demo.md work on every demo store) */
 export const DEMO_BLOCKS = {
   bestSellers: '01JDDEM0000000000000000B01',

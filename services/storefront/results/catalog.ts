@@ -184,6 +184,15 @@ export interface CatalogIndexOptions {
 
 const PAGE = 5_000;
 
+function sameSignals(a: ReadonlyMap<string, ProductSignal>, b: ReadonlyMap<string, ProductSignal>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [id, x] of a) {
+    const y = b.get(id);
+    if (!y || x.revenue7d !== y.revenue7d || x.trending !== y.trending || x.popularity !== y.popularity) return false;
+  }
+  return true;
+}
+
 /** Per-store catalogs, loaded on demand and kept fresh from `agg:catalog`. */
 export class CatalogIndex {
   private readonly stores = new Map<string, Promise<StoreCatalog>>();
@@ -268,14 +277,15 @@ export class CatalogIndex {
     // apply them once the load is in place (a re-read of a record is harmless)
     const during: CatalogChange[] = [];
     this.loading.set(storeId, during);
+    let c: StoreCatalog;
     try {
-      const c = await this.read(storeId);
-      this.loaded.set(storeId, c);
-      for (const change of during) this.enqueue(change);
-      return c;
+      c = await this.read(storeId);
     } finally {
       if (this.loading.get(storeId) === during) this.loading.delete(storeId);
     }
+    this.loaded.set(storeId, c);
+    for (const change of during) this.enqueue(change);
+    return c;
   }
 
   private async read(storeId: string): Promise<StoreCatalog> {
@@ -314,8 +324,11 @@ export class CatalogIndex {
     const next = new Map<string, ProductSignal>();
     for (const r of rows)
       next.set(r.productId, { revenue7d: r.revenue7d, trending: r.trending, popularity: r.popularity });
-    c.signals = next;
-    c.version++;
+    // the version keys the results cache: bump it only when a signal changed
+    if (!sameSignals(c.signals, next)) {
+      c.signals = next;
+      c.version++;
+    }
   }
 
   // ── live changes ──
