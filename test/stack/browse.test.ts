@@ -658,6 +658,9 @@ describe('collection facets', () => {
     expect(r.res.status).toBe(200);
     expect(Object.keys(r.body).sort()).toEqual(['facetRanges', 'facets', 'filters']);
     expect(Object.values(r.body.facets.vendor).reduce((a, b) => a + b, 0)).toBe(main.product_ids.length);
+    // the price range comes with includeFacetRanges even when price is not a requested facet
+    const ranges = await post(`/${main.handle}/facets`, { facets: ['vendor'], includeFacetRanges: true });
+    expect(ranges.body.facetRanges).toEqual({ price: r.body.facetRanges.price });
     const bare = await post(`/${main.handle}/facets`, { facets: ['vendor'] });
     expect(Object.keys(bare.body)).toEqual(['filters']);
     const missing = await post('/no-such-collection/facets', {});

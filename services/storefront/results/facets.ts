@@ -92,7 +92,9 @@ export function computeFacets(
   want: { counts: boolean; ranges: boolean; display: boolean },
 ): FacetResult {
   const out: FacetResult = { facets: {}, facetRanges: {}, facetDisplay: {} };
-  for (const code of codes) {
+  // includeFacetRanges always reports the price range, whether or not `price` is among the facets
+  const all = want.ranges && !codes.includes('price') ? [...codes, 'price'] : codes;
+  for (const code of all) {
     const get = propertyOf(code, scope);
     if (typeof get === 'string') continue;
     const ranged = RANGE_CODES.has(code);
