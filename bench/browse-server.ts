@@ -135,7 +135,11 @@ await app.register(storefrontPlugin, {
   ...frame,
   autocomplete,
   catalog: catalogIndex,
-  resultsCache: new ResultsCache(redis),
+  // BENCH_CACHE_TIMEOUT_MS: the cache's GET timeout (default: the ResultsCache default), to try another
+  resultsCache: new ResultsCache(
+    redis,
+    process.env.BENCH_CACHE_TIMEOUT_MS ? { timeoutMs: Number(process.env.BENCH_CACHE_TIMEOUT_MS) } : {},
+  ),
   prefix: `/cached${STOREFRONT_PREFIX}`,
 });
 await app.listen({ port: 0, host: '127.0.0.1' });

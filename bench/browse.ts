@@ -17,7 +17,8 @@
 //     on agg:catalog → the changed browse response (cached endpoint); p50/p95 over BENCH_ROUNDS changes
 //
 // Printed next to the goals (never asserted), and written to bench/out/latest.json under "browse".
-// Run: node bench/browse.ts [products=100000]   (BENCH_SECONDS=8, BENCH_ROUNDS=20 to change)
+// Run: node bench/browse.ts [products=100000]   (BENCH_SECONDS=8, BENCH_ROUNDS=20 to change;
+// BENCH_CACHE_TIMEOUT_MS sets the results cache's GET timeout, default the cache's own)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
