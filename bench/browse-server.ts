@@ -13,7 +13,7 @@
 //     measures their cost)
 //  4. on {cmd: 'stats'}: GC pause time and CPU time so far, results-cache lookups by result, and the
 //     store's catalog version (part of the results-cache key; the index bumps it on every applied change
-//     and every signals refresh)
+//     and on a signals refresh that changed something)
 //  5. on {cmd: 'change', n}: writes a changed product (new title) of the `fresh` collection through the
 //     products processor, whose afterWrite publishes its record key on agg:catalog (as in the app), and
 //     answers with the time the insert returned (performance.timeOrigin-based, comparable across processes)
