@@ -414,6 +414,17 @@ describe('browse: serving', () => {
     expect(second.body.attributionToken).toBe(second.res.headers.get('x-request-id'));
     expect(second.body.attributionToken).not.toBe(first.body.attributionToken);
     expect(second.body.results).toEqual(first.body.results);
+    // a catalog change moves the index version: the next answer is computed again, with the change in it
+    const p = products.get(String(first.body.results[0].id)) as Product;
+    const title = `${p.title} (cache ${Date.now()})`;
+    await sink.write(storeId, [{ type: 'product', ...p, title, updated_at: new Date().toISOString() }]);
+    await expect
+      .poll(async () => (await browse(main.handle, body)).res.headers.get('x-service-results-cache'), {
+        timeout: 10_000,
+        interval: 50,
+      })
+      .toBe('MISS');
+    expect((await browse(main.handle, body)).body.results[0].title).toBe(title);
   });
 
   it('shows a catalog change (title, stock) in browse within a second of the write', async () => {
@@ -860,5 +871,101 @@ describe('browse: signals, boosts, swatches and market catalogs', () => {
       await w.updateStore(storeId, { market_mode: 'pricing_only' });
       await waitForApp(w);
     }
+  });
+});
+
+describe('browse: the remaining sort and price rules', () => {
+  it('combines weighted expressions into one normalized score', async () => {
+    const w = testStoreWriter();
+    // price ascending (weight 3) against the sale tag (weight 1): a sale product wins unless it is far dearer
+    await w.putConfig(storeId, 'sort_order', {
+      code: 'cheap_or_sale',
+      nickname: 'Cheap or on sale',
+      scope: 'collection',
+      expressions: [
+        { attribute: 'price', direction: 'asc', weight: 3 },
+        { attribute: 'tag:sale', direction: 'desc', weight: 1 },
+      ],
+    });
+    await waitForApp(w);
+    const r = await browse(main.handle, { sort_order_code: 'cheap_or_sale', pagination: { limit: 100 } });
+    // the score computed here from the demo data, independently
+    const ids = main.product_ids.filter((id) => products.has(id));
+    const prices = ids.map((id) => minPrice(products.get(id) as Product));
+    const lo = Math.min(...prices);
+    const hi = Math.max(...prices);
+    const score = (id: string) => {
+      const p = products.get(id) as Product;
+      return (3 * (1 - (minPrice(p) - lo) / (hi - lo)) + (p.tags.includes('sale') ? 1 : 0)) / 4;
+    };
+    const got = r.body.results.map((x) => score(String(x.id)));
+    expect(got).toEqual([...got].sort((a, b) => b - a));
+    expect(r.body.totalResults).toBe(main.product_ids.length);
+  });
+
+  it('refuses a sort order of the search scope on browse', async () => {
+    const w = testStoreWriter();
+    await w.putConfig(storeId, 'sort_order', {
+      code: 'search_only',
+      nickname: 'Search only',
+      scope: 'search',
+      expressions: [{ attribute: 'price', direction: 'asc' }],
+    });
+    await waitForApp(w);
+    const r = await browse(main.handle, { sort_order_code: 'search_only' });
+    expect(r.res.status).toBe(422);
+    expect(r.body.error?.fields).toEqual([
+      { path: 'sort_order_code', message: 'sort order search_only is for search only' },
+    ]);
+  });
+
+  it('entitles variants, collections and products matching conditions', async () => {
+    const p = products.get(main.product_ids[1]) as Product;
+    const v = p.variants[0];
+    const byVariant = await browse(main.handle, {
+      discountEntitlements: [{ entitled: { variants: [Number(v.id)] }, discount: { type: 'FIXED_AMOUNT', value: 1 } }],
+      filter_group: { expressions: [{ property: 'id', operator: 'eq', values: [Number(p.id)] }] },
+    });
+    const prices = byVariant.body.results[0].variants.map((x) => x.price);
+    expect(prices[0]).toBe((Number(v.price) - 1).toFixed(2));
+    expect(prices.slice(1)).toEqual(p.variants.slice(1).map((x) => Number(x.price).toFixed(2)));
+    const byCollection = await browse(main.handle, {
+      discountEntitlements: [{ entitled: { collections: [main.handle] }, discount: { type: 'PERCENTAGE', value: 50 } }],
+      pagination: { limit: 1 },
+    });
+    const q = products.get(String(byCollection.body.results[0].id)) as Product;
+    expect(byCollection.body.results[0].variants[0].price).toBe(
+      (Math.round(Number(q.variants[0].price) * 50) / 100).toFixed(2),
+    );
+    const vendor = p.vendor;
+    const byCondition = await browse(main.handle, {
+      discountEntitlements: [
+        {
+          entitled: { conditions: { expressions: [{ property: 'vendor', operator: 'eq', values: [vendor] }] } },
+          discount: { type: 'PERCENTAGE', value: 100 },
+        },
+      ],
+      filter_group: { expressions: [{ property: 'price', operator: 'eq', values: [0] }] },
+    });
+    expect(byCondition.body.totalResults).toBe(
+      main.product_ids.filter((id) => (products.get(id) as Product).vendor === vendor).length,
+    );
+  });
+
+  it('titles variant tiles with the product title alone when the breakout leaves the value out', async () => {
+    const w = testStoreWriter();
+    const target = collection('Accessories');
+    await w.putConfig(storeId, 'variant_breakout', {
+      id: 'plain-titles',
+      name: 'Plain titles',
+      option_code: 'Color',
+      applies: 'both',
+      include_option_value_in_title: false,
+      collection_handles: [target.handle],
+    });
+    await waitForApp(w);
+    const r = await browse(target.handle, { attributes: ['id', 'title'], pagination: { limit: 5 } });
+    const t = r.body.results.find((x) => x.__typename === 'Variant') as Rec;
+    expect(t.title).toBe((products.get(String(t.product_id)) as Product).title);
   });
 });
