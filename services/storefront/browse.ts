@@ -1,7 +1,7 @@
 // Browse and collection facets (POST /browse/{collection_handle}, POST /{collection_handle}/facets), served
 // from the in-process catalog index through the results engine (results/engine.ts), behind the results
 // cache (results/cache.ts) and with the image preload Link header (results/preload.ts).
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import {
   BrowseBodySchema,
@@ -30,12 +30,19 @@ const NOT_FOUND = ErrorBodySchema.describe(
   "No such collection (or unpublished, or outside the B2B buyer's catalog), or an unknown or expired preview_id.",
 );
 
-/** cached: the envelope without attributionToken, the page's product ids, the Link header */
+/**
+ * A computed browse answer as cached: what the request event and headers need (`meta`), then the envelope
+ * serialized without its attributionToken (per request), stored as `<meta JSON>\n<envelope JSON>` so a
+ * HIT parses only the small part.
+ */
 interface CachedBrowse {
-  envelope: Record<string, unknown>;
-  productIds: string[];
-  link: string | null;
-  total: number;
+  meta: { productIds: string[]; link: string | null; total: number; sortOrderCode: string; ruleId: string | null };
+  envelope: string;
+}
+
+function parseCached(text: string): CachedBrowse {
+  const nl = text.indexOf('\n');
+  return { meta: JSON.parse(text.slice(0, nl)) as CachedBrowse['meta'], envelope: text.slice(nl + 1) };
 }
 
 async function inputOf(sf: StorefrontRequestState, opts: BrowseRoutesOptions): Promise<ResultsInput> {
@@ -91,41 +98,45 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
       const input = await inputOf(sf, opts);
       // previews are never cached and never recorded
       const key = body.preview_id ? null : cacheKey(sf, input, opts, 'browse', handle, body);
-      let cached: CachedBrowse | null = null;
-      if (key && opts.cache) {
-        const hit = await opts.cache.get(key, 'browse');
-        if (hit) cached = JSON.parse(hit) as CachedBrowse;
-      }
-      const page = body.pagination?.page ?? 1;
-      const limit = body.pagination?.limit ?? 24;
-      if (!cached) {
+      const hit = key && opts.cache ? await opts.cache.get(key, 'browse') : null;
+      let entry: CachedBrowse;
+      if (hit) {
+        entry = parseCached(hit);
+        reply.header(CACHE_HEADER, 'HIT');
+      } else {
         const r = browse(input, handle, body);
         const settings = preloadSettings(sf.store, body.responseOptions);
-        const link = settings ? linkHeader(r.images, sf.store, settings) : null;
         if (settings) r.envelope._meta.imagePreloads = { srcsetSizes: settings.srcsetSizes };
         if (r.preview) sf.noEvent = true;
-        cached = { envelope: r.envelope, productIds: r.productIds, link, total: r.envelope.totalResults };
+        entry = {
+          meta: {
+            productIds: r.productIds,
+            link: settings ? linkHeader(r.images, sf.store, settings) : null,
+            total: r.envelope.totalResults,
+            sortOrderCode: r.sortOrderCode,
+            ruleId: r.ruleId,
+          },
+          envelope: JSON.stringify(r.envelope),
+        };
         reply.header(CACHE_HEADER, 'MISS');
-        if (key && opts.cache) opts.cache.set(key, JSON.stringify(cached));
-        sf.event = eventFields(r.sortOrderCode, r.ruleId);
-      } else {
-        reply.header(CACHE_HEADER, 'HIT');
-        const meta = cached.envelope._meta as { sortOrderCode?: string };
-        const rules = cached.envelope.appliedRules as { id: string }[] | undefined;
-        sf.event = { ...eventFields(meta.sortOrderCode ?? null, rules?.[0]?.id ?? null), cache_hit: true };
+        if (key && opts.cache) opts.cache.set(key, `${JSON.stringify(entry.meta)}\n${entry.envelope}`);
       }
-      if (cached.link) reply.header('link', cached.link);
+      const { meta } = entry;
+      if (meta.link) reply.header('link', meta.link);
       sf.event = {
-        ...sf.event,
+        ...eventFields(meta.sortOrderCode, meta.ruleId),
         collection_handle: handle,
-        result_product_ids: cached.productIds,
-        result_count: cached.productIds.length,
-        total_results: cached.total,
-        page,
-        limit,
-        cache_hit: sf.event.cache_hit ?? false,
+        result_product_ids: meta.productIds,
+        result_count: meta.productIds.length,
+        total_results: meta.total,
+        page: body.pagination?.page ?? 1,
+        limit: body.pagination?.limit ?? 24,
+        cache_hit: hit !== null,
       };
-      return sendEnvelope(reply, cached.envelope, req.id);
+      // the envelope is sent as serialized once (and cached so), with this request's token appended
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(`${entry.envelope.slice(0, -1)},"attributionToken":${JSON.stringify(req.id)}}` as never);
     },
   );
 
@@ -164,8 +175,4 @@ function eventFields(sortOrderCode: string | null, ruleId: string | null) {
     sort_order_code: sortOrderCode,
     details_json: ruleId ? JSON.stringify({ rule_id: ruleId }) : null,
   };
-}
-
-function sendEnvelope(reply: FastifyReply, envelope: Record<string, unknown>, requestId: string) {
-  return reply.send({ ...envelope, attributionToken: requestId } as never);
 }

@@ -7,6 +7,11 @@
 // ever served, and the old entries expire (TTL). Identity ids (session, device, customer) are left out of
 // the key: they do not change browse or facets results (B2B scope is in it through the location).
 // Redis errors or slowness (> 50 ms) count as a miss; a write never delays the response.
+//
+// Two tiers: a bounded in-process LRU (by bytes, `localBytes`, default 64 MiB) answers repeated requests
+// without a Redis round trip (under load a round trip waits behind the busy event loop); Redis shares
+// entries between processes and restarts. Both hold the same immutable values under versioned keys, so
+// neither can serve a stale answer.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RequestContext } from '../context.ts';
@@ -18,6 +23,45 @@ const lookups = () =>
 export interface ResultsCacheOptions {
   ttlSeconds?: number;
   timeoutMs?: number;
+  /** in-process tier budget in bytes (UTF-16 length × 2); 0 turns it off */
+  localBytes?: number;
+}
+
+/** A least-recently-used map of strings bounded by their total size. */
+class LocalLru {
+  private readonly map = new Map<string, { value: string; expires: number }>();
+  private bytes = 0;
+  private readonly budget: number;
+  constructor(budget: number) {
+    this.budget = budget;
+  }
+  get(key: string): string | null {
+    const e = this.map.get(key);
+    if (!e) return null;
+    this.map.delete(key);
+    if (e.expires <= Date.now()) {
+      this.bytes -= e.value.length * 2;
+      return null;
+    }
+    this.map.set(key, e); // most recent last
+    return e.value;
+  }
+  set(key: string, value: string, ttlMs: number): void {
+    const size = value.length * 2;
+    if (size > this.budget / 4) return;
+    const old = this.map.get(key);
+    if (old) {
+      this.map.delete(key);
+      this.bytes -= old.value.length * 2;
+    }
+    this.map.set(key, { value, expires: Date.now() + ttlMs });
+    this.bytes += size;
+    for (const [k, e] of this.map) {
+      if (this.bytes <= this.budget) break;
+      this.map.delete(k);
+      this.bytes -= e.value.length * 2;
+    }
+  }
 }
 
 export class ResultsCache {
@@ -25,11 +69,14 @@ export class ResultsCache {
   private readonly ttl: number;
   private readonly timeoutMs: number;
   private readonly metric = lookups();
+  private readonly local: LocalLru | null;
 
   constructor(redis: Redis, opts: ResultsCacheOptions = {}) {
     this.redis = redis;
     this.ttl = opts.ttlSeconds ?? 300;
     this.timeoutMs = opts.timeoutMs ?? 50;
+    const budget = opts.localBytes ?? 64 * 1024 * 1024;
+    this.local = budget > 0 ? new LocalLru(budget) : null;
   }
 
   key(storeId: string, generation: string, kind: string, path: string, body: unknown, rc: RequestContext): string {
@@ -53,6 +100,11 @@ export class ResultsCache {
   }
 
   async get(key: string, kind: string): Promise<string | null> {
+    const near = this.local?.get(key);
+    if (near) {
+      this.metric.inc({ kind, result: 'hit_local' });
+      return near;
+    }
     let timer: NodeJS.Timeout | undefined;
     try {
       const value = await Promise.race([
@@ -62,6 +114,7 @@ export class ResultsCache {
         }),
       ]);
       this.metric.inc({ kind, result: value === null ? 'miss' : 'hit' });
+      if (value !== null) this.local?.set(key, value, this.ttl * 1000);
       return value;
     } catch {
       this.metric.inc({ kind, result: 'error' });
@@ -72,6 +125,7 @@ export class ResultsCache {
   }
 
   set(key: string, value: string): void {
+    this.local?.set(key, value, this.ttl * 1000);
     this.redis.set(key, value, 'EX', this.ttl).catch(() => undefined);
   }
 }

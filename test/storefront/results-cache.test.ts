@@ -1,0 +1,52 @@
+// The results cache's two tiers against a real Redis: the in-process tier answers without Redis and is
+// bounded by bytes (least recently used out first); Redis answers what the process does not hold.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ResultsCache } from '../../services/storefront/results/cache.ts';
+import { type RedisServer, startRedis } from '../helpers/redis.ts';
+
+let server: RedisServer;
+let redis: Redis;
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = new Redis(server.url);
+});
+afterAll(async () => {
+  redis.disconnect();
+  await server.stop();
+});
+
+const flush = () => new Promise((r) => setTimeout(r, 50));
+
+describe('results cache', () => {
+  it('serves a value from the process after Redis lost it, and from Redis for another process', async () => {
+    const a = new ResultsCache(redis);
+    a.set('sf:rc:{s1}:1.1:x', 'value-x');
+    await flush();
+    await redis.del('sf:rc:{s1}:1.1:x');
+    expect(await a.get('sf:rc:{s1}:1.1:x', 'browse')).toBe('value-x');
+    const b = new ResultsCache(redis, { localBytes: 0 });
+    expect(await b.get('sf:rc:{s1}:1.1:x', 'browse')).toBeNull();
+    a.set('sf:rc:{s1}:1.1:y', 'value-y');
+    await flush();
+    expect(await b.get('sf:rc:{s1}:1.1:y', 'browse')).toBe('value-y');
+  });
+
+  it('keeps the in-process tier within its byte budget, dropping the least recently used', async () => {
+    const value = 'v'.repeat(1000); // 2 000 bytes as UTF-16
+    const c = new ResultsCache(redis, { localBytes: 9_000 });
+    c.set('k1', value);
+    c.set('k2', value);
+    c.set('k3', value);
+    await flush();
+    expect(await c.get('k1', 'browse')).toBe(value); // k1 is now the most recent
+    c.set('k4', value); // 4 × 2 000 ≤ 9 000
+    c.set('k5', value); // over budget: k2 (least recent) goes
+    await flush();
+    await redis.del('k1', 'k2', 'k3', 'k4', 'k5');
+    const held = [];
+    for (const k of ['k1', 'k2', 'k3', 'k4', 'k5']) held.push((await c.get(k, 'browse')) !== null);
+    expect(held).toEqual([true, false, true, true, true]);
+  });
+});
