@@ -98,29 +98,24 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
       const input = await inputOf(sf, opts);
       // previews are never cached and never recorded
       const key = body.preview_id ? null : cacheKey(sf, input, opts, 'browse', handle, body);
-      const hit = key && opts.cache ? await opts.cache.get(key, 'browse') : null;
-      let entry: CachedBrowse;
-      if (hit) {
-        entry = parseCached(hit);
-        reply.header(CACHE_HEADER, 'HIT');
-      } else {
+      const compute = (): string => {
         const r = browse(input, handle, body);
         const settings = preloadSettings(sf.store, body.responseOptions);
         if (settings) r.envelope._meta.imagePreloads = { srcsetSizes: settings.srcsetSizes };
         if (r.preview) sf.noEvent = true;
-        entry = {
-          meta: {
-            productIds: r.productIds,
-            link: settings ? linkHeader(r.images, sf.store, settings) : null,
-            total: r.envelope.totalResults,
-            sortOrderCode: r.sortOrderCode,
-            ruleId: r.ruleId,
-          },
-          envelope: JSON.stringify(r.envelope),
+        const meta: CachedBrowse['meta'] = {
+          productIds: r.productIds,
+          link: settings ? linkHeader(r.images, sf.store, settings) : null,
+          total: r.envelope.totalResults,
+          sortOrderCode: r.sortOrderCode,
+          ruleId: r.ruleId,
         };
-        reply.header(CACHE_HEADER, 'MISS');
-        if (key && opts.cache) opts.cache.set(key, `${JSON.stringify(entry.meta)}\n${entry.envelope}`);
-      }
+        return `${JSON.stringify(meta)}\n${JSON.stringify(r.envelope)}`;
+      };
+      const { value, hit } =
+        key && opts.cache ? await opts.cache.getOrCompute(key, 'browse', compute) : { value: compute(), hit: false };
+      reply.header(CACHE_HEADER, hit ? 'HIT' : 'MISS');
+      const entry = parseCached(value);
       const { meta } = entry;
       if (meta.link) reply.header('link', meta.link);
       sf.event = {
@@ -131,7 +126,7 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
         total_results: meta.total,
         page: body.pagination?.page ?? 1,
         limit: body.pagination?.limit ?? 24,
-        cache_hit: hit !== null,
+        cache_hit: hit,
       };
       // the envelope is sent as serialized once (and cached so), with this request's token appended
       return reply
@@ -159,13 +154,12 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
       const handle = req.params.collection_handle;
       const input = await inputOf(sf, opts);
       const key = cacheKey(sf, input, opts, 'facets', handle, req.body);
-      const hit = key && opts.cache ? await opts.cache.get(key, 'facets') : null;
+      const compute = () => JSON.stringify(collectionFacets(input, handle, req.body));
+      const { value, hit } =
+        key && opts.cache ? await opts.cache.getOrCompute(key, 'facets', compute) : { value: compute(), hit: false };
       reply.header(CACHE_HEADER, hit ? 'HIT' : 'MISS');
-      sf.event = { collection_handle: handle, cache_hit: hit !== null };
-      if (hit) return reply.type('application/json; charset=utf-8').send(hit as never);
-      const out = collectionFacets(input, handle, req.body);
-      if (key && opts.cache) opts.cache.set(key, JSON.stringify(out));
-      return out;
+      sf.event = { collection_handle: handle, cache_hit: hit };
+      return reply.type('application/json; charset=utf-8').send(value as never);
     },
   );
 }

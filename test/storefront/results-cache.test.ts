@@ -49,4 +49,19 @@ describe('results cache', () => {
     for (const k of ['k1', 'k2', 'k3', 'k4', 'k5']) held.push((await c.get(k, 'browse')) !== null);
     expect(held).toEqual([true, false, true, true, true]);
   });
+
+  it('computes once for many concurrent misses of one key', async () => {
+    const c = new ResultsCache(redis);
+    let computed = 0;
+    const compute = () => {
+      computed++;
+      return `answer-${computed}`;
+    };
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => c.getOrCompute('sf:rc:{s2}:1.1:q', 'browse', compute)),
+    );
+    expect(computed).toBe(1);
+    expect(new Set(answers.map((a) => a.value))).toEqual(new Set(['answer-1']));
+    expect(answers.filter((a) => !a.hit)).toHaveLength(1);
+  });
 });

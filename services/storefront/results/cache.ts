@@ -99,12 +99,42 @@ export class ResultsCache {
     return `sf:rc:{${storeId}}:${generation}:${digest}`;
   }
 
+  /** The cached value, or null. */
   async get(key: string, kind: string): Promise<string | null> {
     const near = this.local?.get(key);
     if (near) {
       this.metric.inc({ kind, result: 'hit_local' });
       return near;
     }
+    let pending = this.inflight.get(key);
+    if (!pending) {
+      pending = this.fetch(key, kind);
+      this.inflight.set(key, pending);
+      void pending.finally(() => this.inflight.delete(key));
+    }
+    return pending;
+  }
+
+  /**
+   * The cached value, else `compute()`'s, cached. Concurrent requests for one key share one Redis GET, and
+   * of those that find nothing only the first computes: `compute` runs synchronously right after the
+   * shared GET and fills the in-process tier before the next waiter looks again.
+   */
+  async getOrCompute(key: string, kind: string, compute: () => string): Promise<{ value: string; hit: boolean }> {
+    const cached = await this.get(key, kind);
+    if (cached !== null) return { value: cached, hit: true };
+    const computed = this.local?.get(key);
+    if (computed) {
+      this.metric.inc({ kind, result: 'hit_local' });
+      return { value: computed, hit: true };
+    }
+    const value = compute();
+    this.set(key, value);
+    return { value, hit: false };
+  }
+  private readonly inflight = new Map<string, Promise<string | null>>();
+
+  private async fetch(key: string, kind: string): Promise<string | null> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const value = await Promise.race([

@@ -25,10 +25,12 @@ import {
   productsByIds,
   type ProductView,
   storePrices,
+  type VariantView,
 } from '../../../clickhouse/queries/catalog.ts';
 import { allMetaobjects, type MetaobjectView } from '../../../clickhouse/queries/metaobjects.ts';
 import { storeProductSignals } from '../../../clickhouse/queries/signals.ts';
 import { parseCatalogKey } from '../../../schemas/catalog.ts';
+import { normalizeOptionCode } from '../../../schemas/config.ts';
 import { CATALOG_CHANNEL, type CatalogChange, parseCatalogMessage } from '../../../schemas/channels.ts';
 import type { Logger } from '../../common/logger.ts';
 
@@ -40,10 +42,27 @@ export interface IndexedProduct {
   updatedSec: number | null;
   /** numeric tie-break key (ids compared as numbers; ids fit 2^64, doubles order them well enough) */
   order: number;
+  /** the variants in position order */
+  variants: VariantView[];
+  /** normalized option code (`normalizeOptionCode`) → the option's slot (1-3: option1..option3) */
+  optionSlots: ReadonlyMap<string, 1 | 2 | 3>;
+}
+
+/** option code → slot, as the variants' option1..option3 hold the values of the options by position */
+function optionSlots(p: ProductView): Map<string, 1 | 2 | 3> {
+  const out = new Map<string, 1 | 2 | 3>();
+  p.options.forEach((o, i) => {
+    const pos = o.position >= 1 && o.position <= 3 ? o.position : i + 1;
+    const code = normalizeOptionCode(o.name);
+    if (pos <= 3 && !out.has(code)) out.set(code, pos as 1 | 2 | 3);
+  });
+  return out;
 }
 
 export interface IndexedCollection {
   view: CollectionView;
+  /** memo: the members that are current products, de-duplicated, with their 1-based positions */
+  resolved?: { version: number; list: { item: IndexedProduct; position: number }[] };
   /** member product ids in merchandised order (ids without a current product included; skip them) */
   members: string[];
 }
@@ -91,6 +110,21 @@ export class StoreCatalog {
     return id === undefined ? undefined : this.collections.get(id);
   }
 
+  /** a collection's current member products in order, de-duplicated (memoized per catalog version) */
+  membersOf(c: IndexedCollection): { item: IndexedProduct; position: number }[] {
+    if (c.resolved?.version === this.version) return c.resolved.list;
+    const list: { item: IndexedProduct; position: number }[] = [];
+    const seen = new Set<string>();
+    c.members.forEach((id, i) => {
+      if (seen.has(id)) return;
+      seen.add(id);
+      const item = this.products.get(id);
+      if (item) list.push({ item, position: i + 1 });
+    });
+    c.resolved = { version: this.version, list };
+    return list;
+  }
+
   /** products of a B2B catalog (listed products and members of listed collections); 'all' when unrestricted */
   b2bProducts(catalogId: string): Set<string> | 'all' | undefined {
     const cat = this.b2b.get(catalogId);
@@ -122,6 +156,8 @@ export class StoreCatalog {
       publishedSec: seconds(p.published_at),
       updatedSec: seconds(p.updated_at),
       order: Number(p.id),
+      variants: [...p.variants].sort((a, b) => a.position - b.position),
+      optionSlots: optionSlots(p),
     });
     this.byHandle.set(p.handle, p.id);
     for (const v of p.variants) {

@@ -113,9 +113,7 @@ export function makeTiles(
   for (const { item, position } of products) {
     const b =
       breakouts.find(
-        (x) =>
-          (x.productIds.size === 0 || x.productIds.has(item.p.id)) &&
-          item.p.options.some((o) => normalizeOptionCode(o.name) === x.optionCode),
+        (x) => (x.productIds.size === 0 || x.productIds.has(item.p.id)) && item.optionSlots.has(x.optionCode),
       ) ?? null;
     for (const t of tilesOf(item, position, b)) tiles.push(t);
   }
@@ -174,15 +172,11 @@ function collectionPage(
     if (!cat || (!cat.all_products && !cat.collection_ids.includes(collection.view.id))) throw notFound();
   }
   const products: CollectionPage['products'] = [];
-  const seen = new Set<string>();
-  collection.members.forEach((id, i) => {
-    if (seen.has(id)) return;
-    seen.add(id);
-    const item = catalog.products.get(id);
-    if (!item || !scope.visible(item)) return;
-    if (body.forceHideOutOfStock && !item.p.variants.some((v) => v.available)) return;
-    products.push({ item, position: i + 1 });
-  });
+  for (const m of catalog.membersOf(collection)) {
+    if (!scope.visible(m.item)) continue;
+    if (body.forceHideOutOfStock && !m.item.p.variants.some((v) => v.available)) continue;
+    products.push(m);
+  }
   return { collection, scope, products };
 }
 

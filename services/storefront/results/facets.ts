@@ -101,12 +101,14 @@ export function computeFacets(
     if (want.counts && !ranged) {
       const counts = new Map<string, number>();
       for (const t of tiles) {
-        const seen = new Set<string>();
-        for (const v of get(t)) {
-          const key = String(v);
-          if (key === '' || seen.has(key)) continue;
-          seen.add(key);
-          counts.set(key, (counts.get(key) ?? 0) + 1);
+        const values = get(t);
+        // a tile counts once per distinct value (lists are short: compare in place, no Set per tile)
+        for (let i = 0; i < values.length; i++) {
+          const key = String(values[i]);
+          if (key === '') continue;
+          let repeated = false;
+          for (let j = 0; j < i && !repeated; j++) repeated = String(values[j]) === key;
+          if (!repeated) counts.set(key, (counts.get(key) ?? 0) + 1);
         }
       }
       // most frequent first, then by value

@@ -35,12 +35,8 @@ export function tilePrices(t: Tile, scope: Scope): EffectivePrice[] {
 
 /** The option values of a variant by option code (normalized option name). */
 export function variantOption(item: IndexedProduct, v: VariantView, code: string): string | null {
-  for (const o of item.p.options) {
-    if (normalizeOptionCode(o.name) !== code) continue;
-    const pos = o.position >= 1 && o.position <= 3 ? o.position : item.p.options.indexOf(o) + 1;
-    return pos === 1 ? v.option1 : pos === 2 ? v.option2 : v.option3;
-  }
-  return null;
+  const slot = item.optionSlots.get(code);
+  return slot === 1 ? v.option1 : slot === 2 ? v.option2 : slot === 3 ? v.option3 : null;
 }
 
 export type Getter = (t: Tile) => readonly Primitive[];
@@ -207,7 +203,7 @@ export interface Breakout {
 
 /** The tiles of a product: one, or one per value of the breakout option (same-value variants collapse). */
 export function tilesOf(item: IndexedProduct, position: number, breakout: Breakout | null): Tile[] {
-  const variants = [...item.p.variants].sort((a, b) => a.position - b.position);
+  const variants = item.variants;
   if (breakout) {
     const groups = new Map<string, VariantView[]>();
     for (const v of variants) {
