@@ -29,10 +29,11 @@ import { parseTrustedProxies } from '../services/common/enrich.ts';
 import { createLogger } from '../services/common/logger.ts';
 import { registry } from '../services/common/metrics.ts';
 import { AutocompleteIndex } from '../services/storefront/autocomplete/index.ts';
-import { STOREFRONT_PREFIX, storefrontPlugin } from '../services/storefront/plugin.ts';
+import { MAX_PARAM_LENGTH, STOREFRONT_PREFIX, storefrontPlugin } from '../services/storefront/plugin.ts';
 import { createRateLimiter } from '../services/storefront/rate-limit.ts';
 import { ResultsCache } from '../services/storefront/results/cache.ts';
 import { CatalogIndex } from '../services/storefront/results/catalog.ts';
+import { createSearchServices, noFeedbackLog } from '../services/storefront/search/services.ts';
 import { StoreViews } from '../services/storefront/store-view.ts';
 import { MemoryDirectory } from '../test/storefront/harness.ts';
 import { buildStore, catalogWriter, collectionsOf, membersOf, productPayload } from './browse-store.ts';
@@ -123,17 +124,20 @@ const frame = {
   emit: () => {},
 };
 const autocomplete = new AutocompleteIndex({ rebuildDebounceMs: 0 });
-const app = Fastify({ bodyLimit: 1024 * 1024 });
+const search = await createSearchServices({ db, redis, logger, recordFeedback: noFeedbackLog });
+const app = Fastify({ routerOptions: { maxParamLength: MAX_PARAM_LENGTH }, bodyLimit: 1024 * 1024 });
 await app.register(storefrontPlugin, {
   ...frame,
   autocomplete,
   catalog: catalogIndex,
   resultsCache: null,
+  search,
   prefix: STOREFRONT_PREFIX,
 });
 await app.register(storefrontPlugin, {
   ...frame,
   autocomplete,
+  search,
   catalog: catalogIndex,
   // BENCH_CACHE_TIMEOUT_MS: the cache's GET timeout (default: the ResultsCache default), to try another
   resultsCache: new ResultsCache(

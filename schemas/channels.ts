@@ -89,3 +89,42 @@ export function encodeCatalogMessages(changes: readonly CatalogChange[]): string
 export function parseCatalogMessage(text: string): CatalogChange[] {
   return CatalogMessageSchema.parse(JSON.parse(text));
 }
+
+// `agg:search`: the freshness contract between the `events` processor (publisher:
+// streams/events/learned-notify.ts) and the read API's learned index of search
+// (subscriber: services/storefront/search/services.ts). A message names, per store, the normalized
+// queries whose rows in searched_then_viewed / searched_then_carted / searched_then_purchased a chunk
+// wrote; the subscriber re-reads those queries (clickhouse/queries/learned.ts). A repeated or late
+// message is harmless (a re-read gives the current state). Pub/sub has no replay: a subscriber that was
+// disconnected reloads.
+
+export const SEARCH_CHANNEL = 'agg:search';
+
+/** queries per message at most: the publisher splits larger sets */
+export const SEARCH_MESSAGE_MAX_QUERIES = 200;
+
+export const SearchChangeSchema = z.object({
+  store_id: z.string().regex(STORE_ID_RE, STORE_ID_MESSAGE),
+  queries: z.array(z.string().min(1).max(1024)).min(1).max(SEARCH_MESSAGE_MAX_QUERIES),
+});
+export type SearchChange = z.infer<typeof SearchChangeSchema>;
+
+export const SearchMessageSchema = z.array(SearchChangeSchema).min(1).max(100);
+
+/** The PUBLISH payloads for a set of changes (validated; at most SEARCH_MESSAGE_MAX_QUERIES per message). */
+export function encodeSearchMessages(changes: readonly SearchChange[]): string[] {
+  const out: string[] = [];
+  for (const c of changes)
+    for (let i = 0; i < c.queries.length; i += SEARCH_MESSAGE_MAX_QUERIES)
+      out.push(
+        JSON.stringify(
+          SearchMessageSchema.parse([{ ...c, queries: c.queries.slice(i, i + SEARCH_MESSAGE_MAX_QUERIES) }]),
+        ),
+      );
+  return out;
+}
+
+/** Parse a message from `agg:search`; throws on a malformed one. */
+export function parseSearchMessage(text: string): SearchChange[] {
+  return SearchMessageSchema.parse(JSON.parse(text));
+}

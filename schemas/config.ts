@@ -153,6 +153,8 @@ export const StoreConfig = z.strictObject({
   media_preloads: MediaPreloads.default(MediaPreloads.parse({})),
   /** brand description used by autocomplete curation, at most 2000 characters */
   brand_prompt: z.string().max(2000).nullable().default(null),
+  /** search: a redirect to a plain collection page is served inline (browse of it) instead of a redirect */
+  inline_collection_redirects: z.boolean().default(false),
   created_at: IsoTime,
   suspended_at: IsoTime.nullable().default(null),
 });

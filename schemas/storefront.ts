@@ -180,6 +180,7 @@ export const ErrorCodes = [
   'method_not_allowed',
   'not_acceptable',
   'rate_limited',
+  'search_not_ready',
   'internal_error',
   'unavailable',
 ] as const;
@@ -567,6 +568,15 @@ export const AppliedRuleSchema = z
 
 export const WorkflowStepSchema = z.object({ type: z.string(), payload: z.unknown() }).meta({ id: 'WorkflowStep' });
 
+export const SearchRuleActionOutSchema = z
+  .object({
+    rule_id: z.string(),
+    type: z.string(),
+    changed: z.boolean().describe('Whether the action changed the request or the results.'),
+    reason: z.enum(['unsupported_action_type']).optional(),
+  })
+  .meta({ id: 'SearchRuleAction' });
+
 export const ResultMetaSchema = z
   .looseObject({
     collection: z.object({ id: z.number(), handle: z.string(), title: z.string() }).optional(),
@@ -576,6 +586,20 @@ export const ResultMetaSchema = z
     discountEntitlements: z.array(DiscountEntitlementSchema).optional(),
     market: z.string().optional(),
     currency: z.string().optional(),
+    query: z.string().optional().describe('Search: the query as sent.'),
+    appliedSearchRules: z
+      .array(z.string())
+      .optional()
+      .describe('Search: ids of the search rules whose targeting matched (empty when none).'),
+    appliedSearchRuleActions: z.array(SearchRuleActionOutSchema).optional(),
+    redirect: z
+      .object({ url: z.string() })
+      .optional()
+      .describe('Search: a redirect term or rule matched; results are then empty.'),
+    degraded: z
+      .enum(['prefix_only'])
+      .optional()
+      .describe('Search: keyword and prefix matching ran without learned ranking, expansion or intent detection.'),
   })
   .meta({ id: 'ResultMeta', description: 'Debug and applied-configuration metadata.' });
 
@@ -610,3 +634,68 @@ export const FacetsResponseSchema = z
   })
   .meta({ id: 'FacetsResponse' });
 export type FacetsResponse = z.infer<typeof FacetsResponseSchema>;
+
+// ─── search ─────────────────────────────────────────────────────────────────────────────────────────────
+
+export const SEARCH_MAX_QUERY = 255;
+/** prepared searches and the search context feedback reads live this long (spec: Limits) */
+export const PREPARED_SEARCH_TTL_SECONDS = 15 * 60;
+
+const ULID = z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, 'expected a ULID');
+
+export const SearchQueryParamsSchema = z.object({
+  searchQuery: maxChars(SEARCH_MAX_QUERY)
+    .refine((s) => s.trim() !== '', 'expected a query')
+    .describe('The URL-encoded query, at most 255 characters.'),
+});
+
+export const SearchPrepareBodySchema = StorefrontBodySchema.extend({
+  attributes: ResultFieldsSchema.shape.attributes.describe('A hint of the attributes the later execute will ask for.'),
+  filter_group: FilterGroupSchema.optional(),
+  pagination: PaginationSchema.optional(),
+  facets: ResultFieldsSchema.shape.facets,
+  retrieveFacetCount: z.boolean().optional(),
+  includeFacetRanges: z.boolean().optional(),
+  enrichFacetMetaobjects: z.boolean().optional(),
+}).meta({ id: 'SearchPrepareRequest' });
+export type SearchPrepareBody = z.infer<typeof SearchPrepareBodySchema>;
+
+export const SearchPrepareResponseSchema = z
+  .object({ search_id: ULID.describe('Send it to execute (and to feedback); valid 15 minutes.') })
+  .meta({ id: 'SearchPrepareResponse' });
+
+export const SearchExecuteBodySchema = ResultFieldsSchema.extend({
+  search_id: ULID.optional().describe(
+    'From prepare: its query understanding is used. Unknown or expired (15 minutes) → normal processing.',
+  ),
+}).meta({ id: 'SearchExecuteRequest' });
+export type SearchExecuteBody = z.infer<typeof SearchExecuteBodySchema>;
+
+const FEEDBACK_RATING = z.enum(['positive', 'negative']);
+export const SearchFeedbackBodySchema = z
+  .object({
+    search_id: ULID.describe('The search rated (normally from prepare).'),
+    rating: FEEDBACK_RATING.optional(),
+    text_feedback: maxChars(2000).optional(),
+    product_feedback: z
+      .array(
+        z.object({
+          product_id: z.int().positive(),
+          rating: FEEDBACK_RATING.optional(),
+          feedback: maxChars(500).optional(),
+        }),
+      )
+      .max(100)
+      .optional(),
+    identity: IdentitySchema.optional(),
+  })
+  .meta({ id: 'SearchFeedbackRequest' });
+export type SearchFeedbackBody = z.infer<typeof SearchFeedbackBodySchema>;
+
+export const SearchFeedbackResponseSchema = z
+  .object({
+    id: z.string().describe('ULID of the feedback record.'),
+    search_id: z.string(),
+    recorded: z.literal(true),
+  })
+  .meta({ id: 'SearchFeedbackResponse' });

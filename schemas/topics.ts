@@ -31,6 +31,14 @@ export const TOPICS = {
     retentionMs: 30 * DAY,
     description: 'One request event per storefront API request, emitted by the read API',
   },
+  feedback: {
+    name: 'storefront.feedback.v1',
+    key: 'store_id + search_id',
+    partitions: 1,
+    cleanupPolicy: 'delete',
+    retentionMs: 90 * DAY,
+    description: 'Search feedback records from POST /search/feedback (with the search context when cached)',
+  },
   rejected: {
     name: 'storefront.events.rejected.v1',
     key: 'store_id',

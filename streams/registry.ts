@@ -10,6 +10,7 @@ import {
   catalogProductsProcessor,
 } from './catalog/index.ts';
 import { eventsProcessor } from './events/processor.ts';
+import { feedbackProcessor } from './feedback/processor.ts';
 import { ordersProcessor } from './orders/processor.ts';
 import { rejectedProcessor } from './rejected/processor.ts';
 import { requestsProcessor } from './requests/processor.ts';
@@ -30,6 +31,8 @@ export const PROCESSORS: Record<string, Processor<any>> = {
   catalog_metaobjects: catalogMetaobjectsProcessor,
   // the analysts' projection of the store configuration (compacted; tombstones are deletes)
   store_config: storeConfigProcessor,
+  // search feedback (POST /search/feedback) → search_feedback
+  feedback: feedbackProcessor,
 };
 
 /** The processor of a name; `catalog-products` is accepted for `catalog_products` (and so on). */

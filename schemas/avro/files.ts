@@ -10,6 +10,7 @@ export const AVSC_FILES = {
   events: 'storefront-event.avsc',
   rejected: 'rejected-event.avsc',
   requests: 'request-event.avsc',
+  feedback: 'search-feedback.avsc',
   orders: 'order.avsc',
   products: 'catalog-product.avsc',
   collections: 'catalog-collection.avsc',

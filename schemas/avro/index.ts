@@ -4,6 +4,7 @@ import type { Schema } from 'avsc';
 import { CATALOG_AVRO } from '../catalog.ts';
 import { STORE_CONFIG_AVRO } from '../config.ts';
 import { EnrichedEventSchema, RejectedEventSchema } from '../events.ts';
+import { SearchFeedbackRecordSchema } from '../feedback.ts';
 import { OrderSchema } from '../orders.ts';
 import { RequestEventSchema } from '../requests.ts';
 import type { TopicKey } from '../topics.ts';
@@ -32,6 +33,12 @@ export const requestEventAvro: Schema = avroFromZod(RequestEventSchema, {
   doc: 'One storefront API request, emitted by the read API (storefront.requests.v1)',
 });
 
+export const searchFeedbackAvro: Schema = avroFromZod(SearchFeedbackRecordSchema, {
+  name: 'SearchFeedback',
+  namespace: `${NS}.feedback`,
+  doc: 'One search feedback record from POST /search/feedback (storefront.feedback.v1)',
+});
+
 export const orderAvro: Schema = avroFromZod(OrderSchema, {
   name: 'Order',
   namespace: `${NS}.orders`,
@@ -43,6 +50,7 @@ export const VALUE_SCHEMAS = {
   events: storefrontEventAvro,
   rejected: rejectedEventAvro,
   requests: requestEventAvro,
+  feedback: searchFeedbackAvro,
   orders: orderAvro,
 } as const satisfies Partial<Record<TopicKey, Schema>>;
 

@@ -23,6 +23,8 @@ export interface StoreRecord {
   mediaPreloads: { enabled: boolean; srcsetSizes: number[]; rewriteDomain: string | null; rewriteUrls: boolean };
   /** brand description for autocomplete curation (≤ 2000 characters) */
   brandPrompt: string | null;
+  /** search serves a redirect to a plain collection page inline */
+  inlineCollectionRedirects: boolean;
   /** ISO 8601 */
   createdAt: string;
 }

@@ -427,6 +427,7 @@ export function toStoreRecord(s: ConfigPayload<'store'>): StoreRecord {
       rewriteUrls: s.media_preloads.rewrite_urls,
     },
     brandPrompt: s.brand_prompt,
+    inlineCollectionRedirects: s.inline_collection_redirects,
     createdAt: s.created_at,
   };
 }

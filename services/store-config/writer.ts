@@ -85,7 +85,10 @@ export interface CreateStoreInput {
 }
 
 export type StoreSettingsPatch = Partial<
-  Pick<ConfigPayload<'store'>, 'name' | 'primary_market' | 'market_mode' | 'autocomplete_mode' | 'brand_prompt'> & {
+  Pick<
+    ConfigPayload<'store'>,
+    'name' | 'primary_market' | 'market_mode' | 'autocomplete_mode' | 'brand_prompt' | 'inline_collection_redirects'
+  > & {
     media_preloads: Partial<ConfigPayload<'store'>['media_preloads']>;
   }
 >;
@@ -484,6 +487,7 @@ export class ConfigWriter {
       market_mode: storeValue.market_mode,
       autocomplete_mode: storeValue.autocomplete_mode,
       brand_prompt: storeValue.brand_prompt,
+      inline_collection_redirects: storeValue.inline_collection_redirects,
       media_preloads: storeValue.media_preloads,
     });
     return { storeId: targetId, created: !exists, token, written, deleted, ...w };

@@ -10,7 +10,9 @@ import { topicName } from '../common/config.ts';
 import { loadGeoDatabase, parseTrustedProxies } from '../common/enrich.ts';
 import { counter, gauge } from '../common/metrics.ts';
 import { createRedis } from '../common/redis.ts';
+import { createProducerClient } from '../common/kafka/index.ts';
 import { createRequestEventEmitter } from './request-events.ts';
+import { createSearchServices } from './search/services.ts';
 import { storeDirectory } from '../store-config/module.ts';
 import { TrendingFeed } from './autocomplete/feed.ts';
 import { AutocompleteIndex } from './autocomplete/index.ts';
@@ -106,6 +108,29 @@ export const storefrontModule: AppModule = {
     });
     const resultsCache = new ResultsCache(ctx.redis, { ttlSeconds: config.RESULTS_CACHE_TTL_SECONDS });
 
+    // search: learned evidence (live from agg:search), prepared-search state, feedback into its topic
+    const feedbackTopic = topicName(config, TOPICS.feedback.name);
+    await codec.register(feedbackTopic, VALUE_SCHEMAS.feedback);
+    const feedbackProducer = createProducerClient(ctx.kafka, { keyHashPartitioner: true });
+    ctx.onClose(() => feedbackProducer.close());
+    const searchSubscriber = createRedis(config.redisUrl, { connectionName: 'storefront-search' });
+    searchSubscriber.on('error', (err) => log.warn({ err: err.message }, 'search subscriber: redis error'));
+    const search = await createSearchServices({
+      db: ctx.db,
+      redis: ctx.redis,
+      subscriber: searchSubscriber,
+      logger: log,
+      // answered 201 only once Kafka acknowledged the record (acks=all, idempotent producer)
+      recordFeedback: (r) =>
+        feedbackProducer.send([
+          { topic: feedbackTopic, key: `${r.store_id}:${r.search_id}`, value: codec.encode(feedbackTopic, r) },
+        ]),
+    });
+    ctx.onClose(async () => {
+      await search.close();
+      searchSubscriber.disconnect();
+    });
+
     const views = new StoreViews(directory);
     ctx.onClose(() => views.close());
     await ctx.http.register(storefrontPlugin, {
@@ -120,6 +145,7 @@ export const storefrontModule: AppModule = {
       autocomplete: index,
       catalog,
       resultsCache,
+      search,
       build: config.build,
     });
     ctx.announce('storefront API', `http://${config.HOST}:${config.HTTP_PORT}${STOREFRONT_PREFIX}`);

@@ -1,6 +1,6 @@
 // The storefront API as one encapsulated Fastify plugin (mounted at /api/storefront/v1 by the module, or
 // alone in tests): the frame (auth, rate limit, identity/context, request events, errors), the
-// autocomplete and sort-order endpoints, browse and facets (browse.ts) and the OpenAPI document generated
+// autocomplete and sort-order endpoints, browse and facets (browse.ts), search (search.ts) and the OpenAPI document generated
 // from the registered routes.
 //
 // Each route is declared once: its zod schemas (`querystring`, `params`, `body`, `response`) validate the
@@ -16,6 +16,7 @@ import {
 } from '../../schemas/storefront.ts';
 import type { AutocompleteIndex } from './autocomplete/index.ts';
 import { browseRoutes } from './browse.ts';
+import { type SearchRoutesOptions, searchRoutes } from './search.ts';
 import type { ResultsCache } from './results/cache.ts';
 import type { CatalogIndex } from './results/catalog.ts';
 import { normalizeQuery } from '../../schemas/fields.ts';
@@ -26,6 +27,9 @@ import { serializerCompiler, validatorCompiler } from './schema-compilers.ts';
 import { redirectFor } from './store-view.ts';
 
 export const STOREFRONT_PREFIX = '/api/storefront/v1';
+/** the host's router must accept path parameters this long: a 255-character query, URL-encoded (each
+ *  character up to 4 UTF-8 bytes as `%XX`), in `/search/{searchQuery}/execute` */
+export const MAX_PARAM_LENGTH = 255 * 12;
 
 /** what `/openapi.json` answers (sent pre-serialized; the schema documents it) */
 const OpenApiDocumentSchema = z
@@ -38,6 +42,8 @@ export interface StorefrontPluginOptions extends FrameOptions {
   catalog: CatalogIndex;
   /** the Redis results cache (null: every response is computed) */
   resultsCache: ResultsCache | null;
+  /** text search: learned evidence, semantic provider, prepared-search state, the feedback writer */
+  search: Pick<SearchRoutesOptions, 'learned' | 'semantic' | 'state' | 'recordFeedback'>;
 }
 
 /** a query under this many characters (code points) after sanitizing counts as empty */
@@ -110,6 +116,13 @@ export async function storefrontPlugin(host: FastifyInstance, opts: StorefrontPl
   );
 
   await browseRoutes(host, { catalog: opts.catalog, directory: opts.directory, cache: opts.resultsCache });
+  await searchRoutes(host, {
+    ...opts.search,
+    catalog: opts.catalog,
+    directory: opts.directory,
+    cache: opts.resultsCache,
+    logger: opts.logger,
+  });
 
   // on the untyped instance: the handler sends the document pre-serialized, once generated
   let doc: string | undefined;

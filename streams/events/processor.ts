@@ -1,7 +1,7 @@
 // The `events` processor: storefront.events.v1 → events_raw (and through its materialized views
 // product_daily_engagement and trending_search_events_hourly, whose changed cells it publishes on
-// `agg:trending`), sessions, co-view / co-cart pairs, searched-then-viewed,
-// viewed-then-bought and searched-then-purchased.
+// `agg:trending`), sessions, co-view / co-cart pairs, searched-then-viewed / -carted / -purchased
+// (whose changed queries it publishes on `agg:search`) and viewed-then-bought.
 //
 // Duplicates by event_id are removed by the runtime before this code runs. Session state lives in Redis
 // per (store, session_id) and records the last applied log position; it is saved after the writes and
@@ -13,6 +13,7 @@ import { normalizeOptionalQuery } from '../../schemas/fields.ts';
 import type { Decoded, ProcessContext, Processor, ProcessResult } from '../runtime/types.ts';
 import { chTime, RowSummer, zodParse } from '../runtime/util.ts';
 import { TrendingKeys } from '../trending/notify.ts';
+import { LearnedQueries } from './learned-notify.ts';
 import { alreadyApplied, applyEvent, newSession, type SessionState } from './sessions.ts';
 
 /** session state outlives the 30-minute gap comfortably, so a lagging processor still sees it */
@@ -43,6 +44,7 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
       'co_view_pairs',
       'co_cart_pairs',
       'searched_then_viewed',
+      'searched_then_carted',
       'viewed_then_bought',
       'searched_then_purchased',
     ],
@@ -56,6 +58,7 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
       co_view_pairs: { day: 'day', measure: 'sum(sessions)' },
       co_cart_pairs: { day: 'day', measure: 'sum(sessions)' },
       searched_then_viewed: { day: 'day', measure: 'sum(sessions)' },
+      searched_then_carted: { day: 'day', measure: 'sum(sessions)' },
       viewed_then_bought: { day: 'day', measure: 'sum(purchases)' },
       searched_then_purchased: { day: 'day', measure: 'sum(purchases)' },
       product_daily_engagement: { day: 'day', measure: 'sum(views + clicks + add_to_carts + impressions)' },
@@ -86,6 +89,8 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
     const coView = new RowSummer<PairRow>(['sessions']);
     const coCart = new RowSummer<PairRow>(['sessions']);
     const sv = new RowSummer<QueryProductRow>(['sessions']);
+    const sc = new RowSummer<QueryProductRow>(['sessions']);
+    const learned = new LearnedQueries();
     const vtb = new RowSummer<{
       store_id: string;
       viewed_id: string;
@@ -139,12 +144,20 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
           coView.add(`${store}|${a}|${b}|${day}`, { store_id: store, product_a: a, product_b: b, day, sessions: 1 }),
         coCart: (a, b, day) =>
           coCart.add(`${store}|${a}|${b}|${day}`, { store_id: store, product_a: a, product_b: b, day, sessions: 1 }),
-        searchedViewed: (q, p, day) =>
-          sv.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, sessions: 1 }),
+        searchedViewed: (q, p, day) => {
+          sv.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, sessions: 1 });
+          learned.add(store, q);
+        },
+        searchedCarted: (q, p, day) => {
+          sc.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, sessions: 1 });
+          learned.add(store, q);
+        },
         viewedBought: (v, b, day) =>
           vtb.add(`${store}|${v}|${b}|${day}`, { store_id: store, viewed_id: v, bought_id: b, day, purchases: 1 }),
-        searchedPurchased: (q, p, day) =>
-          stp.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, purchases: 1 }),
+        searchedPurchased: (q, p, day) => {
+          stp.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, purchases: 1 });
+          learned.add(store, q);
+        },
       });
       changed.add(key);
     }
@@ -156,6 +169,7 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
         { table: 'co_view_pairs', rows: coView.values() },
         { table: 'co_cart_pairs', rows: coCart.values() },
         { table: 'searched_then_viewed', rows: sv.values() },
+        { table: 'searched_then_carted', rows: sc.values() },
         { table: 'viewed_then_bought', rows: vtb.values() },
         { table: 'searched_then_purchased', rows: stp.values() },
       ],
@@ -166,6 +180,7 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
           await tx.exec();
         }
         await trending.notify(ctx);
+        await learned.notify(ctx);
       },
     };
   },

@@ -11,6 +11,7 @@
 // - Co-cart (relaxed co-purchase): the same over add_to_cart events, pairing only carts of the same UTC day.
 // - Searched-then-viewed: a product_view/product_click after a search pairs with each of the session's
 //   10 most recent queries, once per (query, product) per session (bounded set of 400 emitted keys).
+// - Searched-then-carted: an add_to_cart after a search, the same way (its own bounded set).
 // - Viewed-then-bought / searched-then-purchased: a `purchase` event pairs each bought product (first 20
 //   distinct of the order) with the 20 most recent viewed products (≠ it) and the 10 most recent queries.
 import type { EnrichedEvent } from '../../schemas/events.ts';
@@ -34,6 +35,8 @@ export interface SessionState {
   carts: { id: string; day: string }[];
   queries: string[];
   sv: string[];
+  /** searched-then-carted keys emitted this session (absent in states saved before it existed) */
+  sc?: string[];
 }
 
 export interface SessionOutputs {
@@ -48,17 +51,29 @@ export interface SessionOutputs {
   coView: (a: string, b: string, day: string) => void;
   coCart: (a: string, b: string, day: string) => void;
   searchedViewed: (query: string, product: string, day: string) => void;
+  searchedCarted: (query: string, product: string, day: string) => void;
   viewedBought: (viewed: string, bought: string, day: string) => void;
   searchedPurchased: (query: string, product: string, day: string) => void;
 }
 
 export function newSession(): SessionState {
-  return { p: -1, o: '-1', seq: 0, first: 0, last: 0, views: [], carts: [], queries: [], sv: [] };
+  return { p: -1, o: '-1', seq: 0, first: 0, last: 0, views: [], carts: [], queries: [], sv: [], sc: [] };
 }
 
 /** Was the event at (partition, offset) already applied to this state? */
 export function alreadyApplied(s: SessionState, partition: number, offset: bigint): boolean {
   return s.p === partition && BigInt(s.o) >= offset;
+}
+
+/** emit (query, product) for each recent query, once per session (the bounded set of emitted keys) */
+function emitOnce(emitted: string[], queries: readonly string[], pid: string, emit: (q: string) => void): void {
+  for (const q of queries) {
+    const k = `${q}\u0000${pid}`;
+    if (emitted.includes(k)) continue;
+    emit(q);
+    emitted.push(k);
+    if (emitted.length > EMITTED_SV_MAX) emitted.splice(0, emitted.length - EMITTED_SV_MAX);
+  }
 }
 
 export function applyEvent(
@@ -77,6 +92,7 @@ export function applyEvent(
     s.carts = [];
     s.queries = [];
     s.sv = [];
+    s.sc = [];
   }
   s.first = Math.min(s.first, t);
   s.last = Math.max(s.last, t);
@@ -103,19 +119,14 @@ export function applyEvent(
           }
         }
       }
-      for (const q of s.queries) {
-        const k = `${q}\u0000${pid}`;
-        if (!s.sv.includes(k)) {
-          out.searchedViewed(q, pid, day);
-          s.sv.push(k);
-          if (s.sv.length > EMITTED_SV_MAX) s.sv.splice(0, s.sv.length - EMITTED_SV_MAX);
-        }
-      }
+      emitOnce(s.sv, s.queries, pid, (q) => out.searchedViewed(q, pid, day));
       break;
     }
     case 'add_to_cart': {
       if (!pid) break;
       carts = 1;
+      s.sc ??= [];
+      emitOnce(s.sc, s.queries, pid, (q) => out.searchedCarted(q, pid, day));
       const same = s.carts.filter((c) => c.day === day && c.id !== pid);
       if (touchRecent(s.carts, { id: pid, day }, PAIR_WINDOW, (a, b) => a.id === b.id && a.day === b.day)) {
         out.coCart(pid, pid, day);

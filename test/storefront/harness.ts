@@ -15,11 +15,12 @@ import { createLogger } from '../../services/common/logger.ts';
 import type { AuthResult, ConfigChange, StoreDirectory, StoreRecord } from '../../services/store-config/api.ts';
 import { AutocompleteIndex } from '../../services/storefront/autocomplete/index.ts';
 import { installFrame } from '../../services/storefront/frame.ts';
-import { STOREFRONT_PREFIX, storefrontPlugin } from '../../services/storefront/plugin.ts';
+import { MAX_PARAM_LENGTH, STOREFRONT_PREFIX, storefrontPlugin } from '../../services/storefront/plugin.ts';
 import { createRateLimiter, type RateLimitSettings } from '../../services/storefront/rate-limit.ts';
 import { StoreViews } from '../../services/storefront/store-view.ts';
 import { ResultsCache } from '../../services/storefront/results/cache.ts';
 import { CatalogIndex } from '../../services/storefront/results/catalog.ts';
+import { createSearchServices, noFeedbackLog } from '../../services/storefront/search/services.ts';
 import { privateDb } from '../helpers/chdb.ts';
 
 export { type RedisServer, startRedis } from '../helpers/redis.ts';
@@ -42,6 +43,7 @@ export class MemoryDirectory implements StoreDirectory {
       autocompleteMode: 'per_region',
       mediaPreloads: { enabled: true, srcsetSizes: [360, 540], rewriteDomain: null, rewriteUrls: true },
       brandPrompt: null,
+      inlineCollectionRedirects: false,
       createdAt: new Date().toISOString(),
       ...patch,
     };
@@ -148,7 +150,11 @@ export async function startHarness(
   const events: RequestEvent[] = [];
   // a bare host: Fastify's default request ids (`req-1`, …) and no header hooks, so the tests see what
   // the plugin itself guarantees (ULID x-request-id, x-service-build)
-  const app = Fastify({ bodyLimit: 1024 * 1024, ...(host.genReqId ? { genReqId: host.genReqId } : {}) });
+  const app = Fastify({
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    bodyLimit: 1024 * 1024,
+    ...(host.genReqId ? { genReqId: host.genReqId } : {}),
+  });
   const hostBuild = host.hostBuild;
   if (hostBuild !== undefined) {
     app.addHook('onRequest', (req, reply, done) => {
@@ -176,12 +182,14 @@ export async function startHarness(
     build: TEST_BUILD,
     emit: (e: RequestEvent) => events.push(e),
   };
-  const catalog = new CatalogIndex({ db: await privateDb('storefront_harness'), logger });
+  const db = await privateDb('storefront_harness');
+  const catalog = new CatalogIndex({ db, logger });
   await app.register(storefrontPlugin, {
     ...frame,
     autocomplete: index,
     catalog,
     resultsCache: new ResultsCache(redis),
+    search: await createSearchServices({ db, redis, logger, recordFeedback: noFeedbackLog }),
     prefix: STOREFRONT_PREFIX,
   });
   await app.register(

@@ -14,6 +14,7 @@ import { createLogger } from '../../services/common/logger.ts';
 import { AutocompleteIndex } from '../../services/storefront/autocomplete/index.ts';
 import { STOREFRONT_PREFIX, storefrontPlugin } from '../../services/storefront/plugin.ts';
 import { createRateLimiter } from '../../services/storefront/rate-limit.ts';
+import { createSearchServices, noFeedbackLog } from '../../services/storefront/search/services.ts';
 import { StoreViews } from '../../services/storefront/store-view.ts';
 import { type Harness, MemoryDirectory, type RedisServer, startHarness, startRedis } from './harness.ts';
 
@@ -106,7 +107,7 @@ describe('OpenAPI document', () => {
       .split('\n')
       .filter((l) => l.includes(`${STOREFRONT_PREFIX}/`) && /\((GET|POST)/.test(l))
       .map((l) => l.slice(l.indexOf(STOREFRONT_PREFIX) + STOREFRONT_PREFIX.length).split(' ')[0])
-      .map((path) => path.replace(/:([a-z_]+)/g, '{$1}'))
+      .map((path) => path.replace(/:([A-Za-z_]+)/g, '{$1}'))
       .sort();
     expect(Object.keys(doc.paths).sort()).toEqual(routes);
     expect(doc.servers).toEqual([{ url: STOREFRONT_PREFIX }]);
@@ -161,6 +162,12 @@ describe('a new endpoint is one declaration', () => {
             logger: createLogger('openapi-test', 'silent'),
           }),
           resultsCache: null,
+          search: await createSearchServices({
+            db: await privateDb('storefront_openapi'),
+            redis: redisClient,
+            logger: createLogger('openapi-test', 'silent'),
+            recordFeedback: noFeedbackLog,
+          }),
         });
         // the whole cost of the endpoint: this declaration
         sf.withTypeProvider<ZodTypeProvider>().post(

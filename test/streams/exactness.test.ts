@@ -129,6 +129,7 @@ describe('exactly-once aggregates under SIGKILL', () => {
       expect(got.coView).toEqual(want.coView);
       expect(got.coCart).toEqual(want.coCart);
       expect(got.searchedViewed).toEqual(want.searchedViewed);
+      expect(got.searchedCarted).toEqual(want.searchedCarted);
       expect(got.viewedBought).toEqual(want.viewedBought);
       expect(got.searchedPurchased).toEqual(want.searchedPurchased);
       expect(got.trending).toEqual(want.trending);

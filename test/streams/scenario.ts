@@ -28,6 +28,8 @@ export interface Truth {
   coCart: Record<string, number>;
   /** store|query|product → sessions */
   searchedViewed: Record<string, number>;
+  /** store|query|product → sessions that carted it after the query */
+  searchedCarted: Record<string, number>;
   /** store|viewed|bought → purchases */
   viewedBought: Record<string, number>;
   /** store|query|product → purchases */
@@ -73,6 +75,7 @@ export function generateScenario(opts: {
     coView: {},
     coCart: {},
     searchedViewed: {},
+    searchedCarted: {},
     viewedBought: {},
     searchedPurchased: {},
     sessions: {},
@@ -106,6 +109,7 @@ export function generateScenario(opts: {
         const viewed: string[] = [];
         const carted: string[] = [];
         const sv = new Set<string>();
+        const sc = new Set<string>();
         const steps = 3 + Math.floor(rand() * 12);
         for (let s = 0; s < steps; s++) {
           t += 5_000 + Math.floor(rand() * 60_000);
@@ -181,6 +185,12 @@ export function generateScenario(opts: {
               geo_country: country,
             });
             inc(truth.addToCarts, `${store}|${p}`);
+            for (const q of searched) {
+              if (!sc.has(`${q}|${p}`)) {
+                sc.add(`${q}|${p}`);
+                inc(truth.searchedCarted, `${store}|${q}|${p}`);
+              }
+            }
             if (!carted.includes(p)) {
               inc(truth.coCart, `${store}|${p}|${p}`);
               for (const o of carted) {

@@ -83,6 +83,13 @@ export async function readAggregates(q: QueryFn, suffix = ''): Promise<Truth> {
       ['store_id', 'query', 'product_id'],
       'v',
     ) as Record<string, number>,
+    searchedCarted: toMap(
+      await q(
+        `SELECT store_id, query, product_id, sum(sessions) AS v FROM ${t('searched_then_carted')} GROUP BY store_id, query, product_id HAVING v != 0`,
+      ),
+      ['store_id', 'query', 'product_id'],
+      'v',
+    ) as Record<string, number>,
     viewedBought: toMap(
       await q(
         `SELECT store_id, viewed_id, bought_id, sum(purchases) AS v FROM ${t('viewed_then_bought')} GROUP BY store_id, viewed_id, bought_id HAVING v != 0`,

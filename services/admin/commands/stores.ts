@@ -91,15 +91,25 @@ export function registerStores(program: Command): void {
     .option('--market <code>', 'primary market code ("none" to clear)')
     .addOption(new Option('--market-mode <mode>').choices(choices(StoreConfig, 'market_mode')))
     .option('--brand-prompt <text>', `brand description for autocomplete curation (≤ ${BRAND_PROMPT_MAX} characters)`)
+    .addOption(
+      new Option(
+        '--inline-collection-redirects <on|off>',
+        'serve search redirects to plain collection pages inline',
+      ).choices(['on', 'off']),
+    )
     .action(async (store: string, o: Record<string, any>, cmd: Command) => {
       const patch = defined({
         name: o.name,
         primary_market: o.market === undefined ? undefined : o.market === 'none' ? null : o.market,
         market_mode: o.marketMode,
         brand_prompt: o.brandPrompt,
+        inline_collection_redirects:
+          o.inlineCollectionRedirects === undefined ? undefined : o.inlineCollectionRedirects === 'on',
       });
       if (!Object.keys(patch).length)
-        throw new UsageError('nothing to change: give at least one of --name, --market, --market-mode, --brand-prompt');
+        throw new UsageError(
+          'nothing to change: give at least one of --name, --market, --market-mode, --brand-prompt, --inline-collection-redirects',
+        );
       const r = await (await writer()).updateStore(store, patch);
       out(cmd, `store ${store} updated`, { store: r.store, offset: r.offset });
     });

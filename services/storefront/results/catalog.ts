@@ -78,6 +78,12 @@ const NO_SIGNAL: ProductSignal = { revenue7d: 0, trending: 0, popularity: 0 };
 
 const seconds = (iso: string | null): number | null => (iso ? Math.floor(Date.parse(iso) / 1000) : null);
 
+/** Derived per-store structures kept in step with the products (search's text index). */
+export interface CatalogListener {
+  put(item: IndexedProduct): void;
+  remove(productId: string): void;
+}
+
 /** One store's catalog. Mutated only by CatalogIndex (whole-record swaps). */
 export class StoreCatalog {
   readonly storeId: string;
@@ -96,6 +102,8 @@ export class StoreCatalog {
   readonly productOfVariant = new Map<string, string>();
   /** bumped on every applied change */
   version = 0;
+  /** told of every product put and removal, inside the same synchronous swap */
+  readonly listeners = new Set<CatalogListener>();
 
   constructor(storeId: string) {
     this.storeId = storeId;
@@ -164,6 +172,10 @@ export class StoreCatalog {
       this.productOfVariant.set(v.id, p.id);
       if (v.inventory_item_id) this.productOfItem.set(v.inventory_item_id, p.id);
     }
+    if (this.listeners.size) {
+      const item = this.products.get(p.id) as IndexedProduct;
+      for (const l of this.listeners) l.put(item);
+    }
   }
 
   removeProduct(id: string): void {
@@ -171,6 +183,7 @@ export class StoreCatalog {
     if (!old) return;
     this.products.delete(id);
     if (this.byHandle.get(old.p.handle) === id) this.byHandle.delete(old.p.handle);
+    for (const l of this.listeners) l.remove(id);
   }
 
   putCollection(view: CollectionView, members: string[] | undefined): void {

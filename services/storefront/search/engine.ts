@@ -1,0 +1,499 @@
+// Text search on the results engine (results/engine.ts): search rules → redirect → query plan
+// (understand.ts; prepared or computed) → candidates → relevance → the shared pipeline (scope, tiles,
+// filter_group, facets, sort order with soft demotion, ranking rules, rule boosts and pins, page, records).
+//
+// Candidates: the products whose text matches the query or one of its expansions (text-index.ts), and the
+// products shoppers chose after searching it (learned.ts), even when no word of the query is in their
+// text. Relevance, per candidate:
+//   tier      1 when the product matched every query term (or has learned evidence for the query), else 0:
+//             products missing a query term never outrank those that match all of them;
+//   keyword   BM25+ with field weights, normalized to the best match (expansions count 0.9);
+//   learned   log-scaled engagement (views + 3·carts + 5·purchases) after this query, normalized;
+//   signals   popularity (engagement of the store's last 30 days), freshness (published age), inventory;
+//   intent    price sensitivity and sale interest read from the query;
+//   personal  product type and vendor of the shopper's viewed and cart products, words of prior searches.
+//   relevance = tier + 0.55·keyword·coverage + 0.30·learned + 0.05·popularity + 0.04·freshness
+//               + 0.06·in_stock + intent (≤ 0.1) + personal (≤ 0.06)
+// With a sort order other than relevance, results whose relevance is below the order's
+// soft_demotion_threshold × the best relevance go after the rest (each part in the order's sequence).
+//
+// Degraded mode (`_meta.degraded: "prefix_only"`): when the learned ranking stage is unavailable (its
+// store could not be read), the text is matched as typed, with prefix matching, and nothing else:
+// no expansion, no spelling correction, no intent detection, no learned evidence; never a 5xx.
+import type { ConditionGroup } from '../../../schemas/config.ts';
+import type { FilterGroup, ResultEnvelope, SearchExecuteBody } from '../../../schemas/storefront.ts';
+import type { IndexedProduct } from '../results/catalog.ts';
+import {
+  breakoutsFor,
+  makeTiles,
+  requestScope,
+  type ResultsInput,
+  selectedOptions,
+  tileFilter,
+  browse,
+} from '../results/engine.ts';
+import { computeFacets, expandFacets } from '../results/facets.ts';
+import { MAX_PRELOADS } from '../results/preload.ts';
+import { featuredImageOf, parseAttributes, renderTile } from '../results/render.ts';
+import type { Scope } from '../results/scope.ts';
+import { applyMerchBoosts, pinTiles, resolveSortOrder, sortTiles } from '../results/sort.ts';
+import type { Tile } from '../results/tiles.ts';
+import { StorefrontError } from '../errors.ts';
+import { redirectFor } from '../store-view.ts';
+import { foldText, queryKey, terms } from './analyze.ts';
+import type { LearnedProduct, StoreLearned } from './learned.ts';
+import {
+  type ActionRecord,
+  inlineCollectionHandle,
+  matchedRankingRules,
+  matchedSearchRules,
+  ruleEffects,
+} from './rules.ts';
+import { SEMANTIC_REDIRECT_THRESHOLD, type SemanticProvider } from './semantic.ts';
+import type { ProductTextIndex } from './text-index.ts';
+import { type QueryPlan, understand } from './understand.ts';
+
+export interface SearchDeps {
+  text: ProductTextIndex;
+  /** null: the learned stage is unavailable (degraded mode) */
+  learned: StoreLearned | null;
+  semantic: SemanticProvider;
+}
+
+export interface SearchOutcome {
+  envelope: Omit<ResultEnvelope, 'attributionToken'>;
+  productIds: string[];
+  sortOrderCode: string;
+  images: (string | null)[];
+  plan: QueryPlan;
+  /** what the request event records in details_json */
+  details: Record<string, unknown>;
+}
+
+const DAY_S = 86_400;
+
+/** The query plan of a query: search rules' replacement and the understanding of the result. */
+export function planFor(input: ResultsInput, query: string, deps: SearchDeps): QueryPlan {
+  const folded = foldText(query);
+  if (deps.learned === null) return literalPlan(query);
+  const fx = ruleEffects(matchedSearchRules(input.dir, input.view.storeId, folded, input.rc), undefined);
+  const learned = deps.learned;
+  const plan = understand({
+    query: fx.replaceQuery ? fx.replaceQuery.query : query,
+    synonyms: input.dir.items(input.view.storeId, 'synonym'),
+    text: deps.text,
+    knownWords: learned.words,
+    learned: (t) => learned.byKey.has(queryKey(t)),
+  });
+  return { ...plan, query, normalized: folded };
+}
+
+function literalPlan(query: string): QueryPlan {
+  const folded = foldText(query);
+  return { query, normalized: folded, text: folded, corrections: [], expansions: [], intents: [] };
+}
+
+interface Candidate {
+  item: IndexedProduct;
+  keyword: number;
+  coverage: number;
+  learned: number;
+  relevance: number;
+}
+
+function collectCandidates(
+  input: ResultsInput,
+  plan: QueryPlan,
+  extraExpansions: readonly string[],
+  deps: SearchDeps,
+  prefix: boolean,
+): { candidates: Map<string, Candidate>; learnedCount: number } {
+  const { catalog } = input;
+  const out = new Map<string, Candidate>();
+  const add = (id: string, keyword: number, coverage: number) => {
+    const item = catalog.products.get(id);
+    if (!item) return;
+    const c = out.get(id);
+    if (!c) out.set(id, { item, keyword, coverage, learned: 0, relevance: 0 });
+    else {
+      c.keyword = Math.max(c.keyword, keyword);
+      c.coverage = Math.max(c.coverage, coverage);
+    }
+  };
+  const queries = [plan.text, ...plan.expansions, ...extraExpansions.filter((q) => !plan.expansions.includes(q))];
+  queries.forEach((q, i) => {
+    const { hits, terms: n } = deps.text.search(q, { prefix: prefix && i === 0 });
+    let max = 0;
+    for (const h of hits) if (h.score > max) max = h.score;
+    const weight = i === 0 ? 1 : 0.9;
+    for (const h of hits) add(h.id, (weight * h.score) / (max || 1), n ? h.matched / n : 0);
+  });
+  // learned evidence, under the query as typed and as understood
+  let learnedCount = 0;
+  if (deps.learned) {
+    const lists: LearnedProduct[][] = [];
+    for (const k of new Set([queryKey(plan.text), queryKey(plan.normalized)])) {
+      const l = deps.learned.byKey.get(k);
+      if (l) lists.push(l);
+    }
+    const merged = new Map<string, number>();
+    for (const l of lists)
+      for (const p of l) merged.set(p.productId, Math.max(merged.get(p.productId) ?? 0, p.engagement));
+    let maxE = 0;
+    for (const e of merged.values()) if (e > maxE) maxE = e;
+    for (const [id, e] of merged) {
+      if (!catalog.products.has(id)) continue;
+      add(id, 0, 0);
+      const c = out.get(id) as Candidate;
+      c.learned = Math.log1p(e) / Math.log1p(maxE);
+      learnedCount++;
+    }
+  }
+  return { candidates: out, learnedCount };
+}
+
+function personalization(input: ResultsInput): ((item: IndexedProduct) => number) | null {
+  const { rc, catalog } = input;
+  const types = new Set<string>();
+  const vendors = new Set<string>();
+  const note = (productId: string | null, type: string | null) => {
+    const item = productId ? catalog.products.get(productId) : undefined;
+    if (item) {
+      if (item.p.product_type) types.add(item.p.product_type.toLowerCase());
+      if (item.p.vendor) vendors.add(item.p.vendor.toLowerCase());
+    } else if (type) types.add(type.toLowerCase());
+  };
+  for (const v of rc.productsViewed) note(v.productId, v.type);
+  for (const c of rc.productsInCart) note(c.productId, c.type);
+  const priorTerms = new Set<string>();
+  for (const s of rc.priorSearches) for (const t of terms(s.searchQuery)) priorTerms.add(t);
+  if (types.size === 0 && vendors.size === 0 && priorTerms.size === 0) return null;
+  return (item) => {
+    let s = 0;
+    if (types.has(item.p.product_type.toLowerCase())) s += 0.03;
+    if (vendors.has(item.p.vendor.toLowerCase())) s += 0.015;
+    if (priorTerms.size && terms(item.p.title).some((t) => priorTerms.has(t))) s += 0.015;
+    return s;
+  };
+}
+
+function score(input: ResultsInput, plan: QueryPlan, candidates: Map<string, Candidate>): void {
+  const nowS = input.now / 1000;
+  let maxPop = 0;
+  let minPrice = Number.POSITIVE_INFINITY;
+  let maxPrice = 0;
+  const priceOf = (c: Candidate) => Number(c.item.p.price_range.from) || 0;
+  for (const c of candidates.values()) {
+    maxPop = Math.max(maxPop, input.catalog.signal(c.item.p.id).popularity);
+    const p = priceOf(c);
+    minPrice = Math.min(minPrice, p);
+    maxPrice = Math.max(maxPrice, p);
+  }
+  const sensitivity = plan.intents.find((i) => i.type === 'price_sensitivity');
+  const sale = plan.intents.some((i) => i.type === 'sale_interest');
+  const personal = personalization(input);
+  const span = maxPrice - minPrice;
+  for (const c of candidates.values()) {
+    const p = c.item.p;
+    const tier = c.coverage >= 1 || c.learned > 0 ? 1 : 0;
+    const pop = maxPop > 0 ? Math.log1p(input.catalog.signal(p.id).popularity) / Math.log1p(maxPop) : 0;
+    const age = c.item.publishedSec === null ? null : Math.max(0, nowS - c.item.publishedSec) / DAY_S;
+    const fresh = age === null ? 0 : Math.exp(-age / 180);
+    const inStock = c.item.variants.some((v) => v.available) ? 1 : 0;
+    let intent = 0;
+    if (sensitivity && span > 0) {
+      const x = (priceOf(c) - minPrice) / span;
+      intent += 0.1 * (sensitivity.direction === 'lower' ? 1 - x : x);
+    }
+    if (
+      sale &&
+      c.item.variants.some((v) => v.compare_at_price !== null && Number(v.compare_at_price) > Number(v.price))
+    )
+      intent += 0.1;
+    c.relevance =
+      tier +
+      0.55 * c.keyword * c.coverage +
+      0.3 * c.learned +
+      0.05 * pop +
+      0.04 * fresh +
+      0.06 * inStock +
+      intent +
+      (personal ? personal(c.item) : 0);
+  }
+}
+
+function priceGroup(plan: QueryPlan): FilterGroup | null {
+  const expressions: FilterGroup['expressions'] = [];
+  for (const i of plan.intents) {
+    if (i.type === 'price_max') expressions.push({ property: 'price', operator: 'lte', values: [i.value] });
+    if (i.type === 'price_min') expressions.push({ property: 'price', operator: 'gte', values: [i.value] });
+  }
+  return expressions.length ? { conditional: 'AND', expressions } : null;
+}
+
+function termRedirect(input: ResultsInput, folded: string, deps: SearchDeps): string | null {
+  const exact = redirectFor(input.view, folded);
+  if (exact) return exact;
+  if (!deps.learned || !input.view.semanticRedirects) return null;
+  let best: { url: string; sim: number } | null = null;
+  for (const r of input.dir.items(input.view.storeId, 'redirect_term')) {
+    if (r.match !== 'semantic') continue;
+    const sim = deps.semantic.similarity(folded, r.term, deps.learned);
+    if (sim >= SEMANTIC_REDIRECT_THRESHOLD && (!best || sim > best.sim)) best = { url: r.url, sim };
+  }
+  return best?.url ?? null;
+}
+
+export function executeSearch(
+  input: ResultsInput,
+  query: string,
+  body: SearchExecuteBody,
+  deps: SearchDeps,
+  prepared: QueryPlan | null,
+): SearchOutcome {
+  const { catalog, view, rc } = input;
+  const folded = foldText(query);
+  const degraded = deps.learned === null;
+  const fx = ruleEffects(matchedSearchRules(input.dir, view.storeId, folded, rc), body.sort_order_code);
+  const plan = prepared && prepared.query === query ? prepared : planFor(input, query, deps);
+  if (fx.replaceQuery && foldText(fx.replaceQuery.query) === folded) fx.replaceQuery.action.changed = false;
+  const workflow: { type: string; payload: unknown }[] = [];
+  const baseMeta = {
+    query,
+    appliedSearchRules: fx.ruleIds,
+    appliedSearchRuleActions: fx.actions,
+    ...(degraded ? { degraded: 'prefix_only' as const } : {}),
+  };
+  const details: Record<string, unknown> = {
+    ...(fx.ruleIds.length ? { applied_search_rules: fx.ruleIds } : {}),
+    ...(plan.text !== plan.normalized ? { replaced_query: plan.text } : {}),
+    ...(plan.expansions.length || fx.expansions.length ? { expansions: [...plan.expansions, ...fx.expansions] } : {}),
+    ...(plan.intents.length ? { intent_modifiers: plan.intents } : {}),
+    ...(degraded ? { degraded: 'prefix_only' } : {}),
+  };
+
+  // ── redirects ──
+  const redirect = fx.redirect?.url ?? termRedirect(input, folded, deps);
+  if (redirect) {
+    workflow.push({ type: 'semantic-redirect', payload: redirect });
+    const handle = view.record.inlineCollectionRedirects ? inlineCollectionHandle(redirect) : null;
+    const collection = handle ? catalog.collection(handle) : undefined;
+    if (handle && collection?.view.published) {
+      try {
+        const { search_id: _, ...rest } = body;
+        const r = browse(input, handle, rest);
+        return {
+          envelope: {
+            ...r.envelope,
+            _meta: { ...r.envelope._meta, ...baseMeta, inlineRedirect: { url: redirect } },
+            _workflow: [...workflow, ...r.envelope._workflow],
+          },
+          productIds: r.productIds,
+          sortOrderCode: r.sortOrderCode,
+          images: r.images,
+          plan,
+          details: { ...details, inline_redirect: redirect },
+        };
+      } catch (err) {
+        // a collection outside the buyer's B2B catalog: the plain redirect
+        if (!(err instanceof StorefrontError) || err.status !== 404) throw err;
+      }
+    }
+    const limit = body.pagination?.limit ?? 24;
+    return {
+      envelope: {
+        results: [],
+        totalResults: 0,
+        page: body.pagination?.page ?? 1,
+        totalPages: 0,
+        resultsPerPage: limit,
+        facets: {},
+        facetRanges: {},
+        facetDisplay: {},
+        filters: body.filter_group ? { ...body.filter_group } : {},
+        _meta: { ...baseMeta, redirect: { url: redirect } },
+        _workflow: workflow,
+      },
+      productIds: [],
+      sortOrderCode: body.sort_order_code ?? 'relevance',
+      images: [],
+      plan,
+      details: { ...details, redirect },
+    };
+  }
+
+  // ── understanding, reported ──
+  if (plan.text !== readIntentsFree(plan) || fx.replaceQuery?.action.changed)
+    workflow.push({ type: 'query-replacement', payload: plan.text });
+  const expansions = [...plan.expansions, ...fx.expansions.filter((q) => !plan.expansions.includes(q))];
+  if (expansions.length) workflow.push({ type: 'query-expansion', payload: expansions });
+
+  // ── candidates and relevance ──
+  const projection = parseAttributes(body.attributes);
+  const scope = requestScope(input, body);
+  const { candidates, learnedCount } = collectCandidates(input, plan, fx.expansions, deps, true);
+  score(input, plan, candidates);
+  workflow.push({
+    type: 'query-interpretation',
+    payload: {
+      original: query,
+      normalized: plan.normalized,
+      corrections: plan.corrections,
+      language: 'en',
+      classification: degraded ? 'prefix_only' : learnedCount > 0 ? 'keyword+learned' : 'keyword',
+      learnedProducts: learnedCount,
+      semanticProvider: deps.semantic.name,
+    },
+  });
+  if (plan.intents.length) workflow.push({ type: 'intent-modifiers', payload: plan.intents });
+
+  const ranked = [...candidates.values()]
+    .filter((c) => scope.visible(c.item) && (!body.forceHideOutOfStock || c.item.variants.some((v) => v.available)))
+    .sort((a, b) => b.relevance - a.relevance || a.item.order - b.item.order);
+  const relevanceOf = new Map<string, number>(ranked.map((c) => [c.item.p.id, c.relevance]));
+  const facetCodes = expandFacets(body.facets, catalog, scope);
+  const breakouts = breakoutsFor(input, 'search', null);
+  let tiles = makeTiles(
+    ranked.map((c, i) => ({ item: c.item, position: i + 1 })),
+    breakouts,
+  );
+
+  // ── filters: the request's, the rules', the query's price intents ──
+  const requestFilter = tileFilter(body.filter_group, scope);
+  if (requestFilter) tiles = tiles.filter(requestFilter);
+  for (const f of fx.filters) {
+    const pred = safeFilter(f.group, scope);
+    if (!pred) continue;
+    const before = tiles.length;
+    tiles = tiles.filter(pred);
+    f.action.changed = tiles.length !== before;
+  }
+  const price = priceGroup(plan);
+  if (price) {
+    const pred = tileFilter(price, scope);
+    if (pred) tiles = tiles.filter(pred);
+  }
+  const facets = computeFacets(tiles, facetCodes, scope, {
+    counts: body.retrieveFacetCount === true,
+    ranges: body.includeFacetRanges === true,
+    display: body.enrichFacetMetaobjects === true,
+  });
+
+  // ── order: sort order (soft demotion), ranking rules, rule boosts and pins ──
+  const orders = input.dir.items(view.storeId, 'sort_order');
+  let sortCode = body.sort_order_code ?? 'relevance';
+  if (body.sort_order_code === undefined && fx.sortOrderCode) {
+    try {
+      resolveSortOrder(fx.sortOrderCode.code, orders, 'search');
+      sortCode = fx.sortOrderCode.code;
+    } catch {
+      fx.sortOrderCode.action.changed = false;
+    }
+  }
+  const order = resolveSortOrder(sortCode, orders, 'search');
+  tiles = sortTiles(tiles, order, scope);
+  if (order && tiles.length) {
+    const best = Math.max(...tiles.map((t) => relevanceOf.get(t.item.p.id) ?? 0));
+    const cut = order.soft_demotion_threshold * best;
+    const keep: Tile[] = [];
+    const demoted: Tile[] = [];
+    for (const t of tiles) ((relevanceOf.get(t.item.p.id) ?? 0) >= cut ? keep : demoted).push(t);
+    tiles = keep.concat(demoted);
+  }
+  const rankingRules = matchedRankingRules(input.dir, view.storeId, folded);
+  const applied: { id: string; type: string }[] = [];
+  for (const r of rankingRules) {
+    if (r.type === 'pin') continue;
+    if (!r.match || !safeFilter(r.match, scope)) continue;
+    tiles = applyMerchBoosts(
+      tiles,
+      [{ match: r.match, mode: 'multiplicative', factor: r.type === 'promote' ? 1 + r.magnitude : 1 - r.magnitude }],
+      scope,
+    );
+    applied.push({ id: r.id, type: r.type });
+  }
+  for (const b of fx.boosts) {
+    const pred = safeFilter(b.match, scope);
+    if (!pred) continue;
+    b.action.changed = b.factor !== 1 && tiles.some(pred);
+    tiles = applyMerchBoosts(tiles, [{ match: b.match, mode: 'multiplicative', factor: b.factor }], scope);
+  }
+  const pins = [
+    ...rankingRules
+      .filter((r) => r.type === 'pin')
+      .flatMap((r) => {
+        applied.push({ id: r.id, type: r.type });
+        return r.product_ids;
+      }),
+  ];
+  for (const p of fx.pins) {
+    const before = tiles;
+    const r = pinTiles(tiles, p.productIds);
+    p.action.changed = r.pinned.length > 0 && r.tiles.some((t, i) => t !== before[i]);
+    tiles = r.tiles;
+  }
+  if (pins.length) tiles = pinTiles(tiles, pins).tiles;
+  if (applied.length) workflow.push({ type: 'ranking-rules', payload: applied });
+
+  // ── the page ──
+  const page = body.pagination?.page ?? 1;
+  const limit = body.pagination?.limit ?? 24;
+  const total = tiles.length;
+  const pageTiles = tiles.slice((page - 1) * limit, page * limit);
+  const selected = selectedOptions(body);
+  const collectionTitles = (id: string) =>
+    [...catalog.collectionsOf(id)].flatMap((cid) => {
+      const c = catalog.collections.get(cid);
+      return c?.view.published ? [c.view.title] : [];
+    });
+  const results = pageTiles.map((t) =>
+    renderTile(t, { projection, scope, timestamps: 'iso', selected, collectionTitles }),
+  );
+  const usedBreakouts = breakouts.filter((b) => tiles.some((t) => t.breakout?.id === b.id));
+  return {
+    envelope: {
+      results,
+      totalResults: total,
+      page,
+      totalPages: Math.ceil(total / limit),
+      resultsPerPage: limit,
+      facets: facets.facets,
+      facetRanges: facets.facetRanges,
+      facetDisplay: facets.facetDisplay,
+      filters: body.filter_group ? { ...body.filter_group } : {},
+      _meta: {
+        ...baseMeta,
+        sortOrderCode: sortCode,
+        ...(usedBreakouts.length
+          ? { variantBreakouts: usedBreakouts.map((b) => ({ id: b.id, name: b.name, optionCode: b.optionCode })) }
+          : {}),
+        ...(body.discountEntitlements?.length ? { discountEntitlements: body.discountEntitlements } : {}),
+        ...(scope.market ? { market: scope.market } : {}),
+        ...(scope.currency ? { currency: scope.currency } : {}),
+      },
+      _workflow: workflow,
+    },
+    productIds: pageTiles.map((t) => t.item.p.id),
+    sortOrderCode: sortCode,
+    images: pageTiles.slice(0, MAX_PRELOADS).map((t) => featuredImageOf(t, selected)?.src ?? null),
+    plan,
+    details,
+  };
+}
+
+/** the folded query without its intent words: what the text would be had nothing been corrected or replaced */
+function readIntentsFree(plan: QueryPlan): string {
+  let rest = plan.normalized;
+  for (const i of plan.intents) rest = rest.replace(i.text, ' ');
+  rest = rest.replace(/\s+/g, ' ').trim();
+  return rest === '' ? plan.normalized : rest;
+}
+
+/** a configured condition group over tiles; a group naming unknown properties is skipped, not a 422 */
+function safeFilter(group: ConditionGroup, scope: Scope): ((t: Tile) => boolean) | null {
+  try {
+    return tileFilter(group as FilterGroup, scope, 'configuration');
+  } catch {
+    return null;
+  }
+}
