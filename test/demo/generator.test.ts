@@ -53,15 +53,15 @@ describe('prng', () => {
 });
 
 describe('generator determinism', () => {
-  // The generator's recorded output (last changed by issue #16: swatch metaobjects, merchandising rule,
-  // variant breakout, more sort orders): a refactoring must keep every product, collection, price, config
+  // The generator's recorded output (last changed by issue #17: learned-query sessions and the search
+  // evaluation set in the ground truth): a refactoring must keep every product, collection, price, config
   // item, session and the ground truth byte-equal.
   it('produces exactly the recorded stores', () => {
     expect(demoHash(generateDemoStore({ products: 400, sessions: 300, seed: 'snapshot' }))).toBe(
-      '077c9997f47bf2f1a4a906a9f570c0d3473ebd0987586d4b1bb805c6041182a7',
+      '86228616ec13090540e238db9b6d85d27301920b203e1dae8d5490c2409008b4',
     );
     expect(demoHash(generateDemoStore({ products: 2_000, sessions: 500, seed: 'demo' }))).toBe(
-      '568d85e08b8eb01b4056f57898dda67c2208c436d16086c498a834aa5cf8c431',
+      '7b0837b8759b8009c05adde4632851023262beee560e3d9381045ef0ad920b47',
     );
   });
 
@@ -246,6 +246,51 @@ describe('ground truth matches the sessions', () => {
         for (const sess of searching) {
           for (const st of sess.steps)
             if (st.type === 'product_click' && st.query === q.query) expect(relevant.has(st.productId)).toBe(true);
+        }
+      }
+    });
+
+    it(`${label}: learned queries share no word with any product, and their sessions choose the engaged products`, () => {
+      expect(gt.learnedQueries.length).toBeGreaterThanOrEqual(1);
+      const words = new Set<string>();
+      for (const p of s.products()) {
+        const text = [p.title, p.body_html, p.vendor, p.product_type, ...(p.tags ?? [])]
+          .concat((p.options ?? []).flatMap((o) => o.values ?? []))
+          .join(' ');
+        for (const w of text.toLowerCase().split(/[^a-z0-9]+/)) if (w) words.add(w);
+      }
+      for (const q of gt.learnedQueries) {
+        for (const w of q.query.split(' ')) expect(words.has(w), `${w} is in product text`).toBe(false);
+        const searching = sessions.filter((x) => x.steps.some((st) => st.type === 'search' && st.query === q.query));
+        expect(searching.length).toBeGreaterThanOrEqual(q.sessions);
+        const engaged = new Set(q.engaged);
+        for (const sess of searching) {
+          const chosen = sess.steps.flatMap((st) =>
+            st.type === 'product_view' || st.type === 'add_to_cart' ? [st.productId] : [],
+          );
+          expect(chosen.length).toBeGreaterThan(0);
+          for (const id of chosen) expect(engaged.has(id)).toBe(true);
+        }
+      }
+    });
+
+    it(`${label}: the search evaluation covers every kind, and its judgements are true of the catalog`, () => {
+      const kinds = new Map<string, number>();
+      for (const e of gt.searchEval) kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
+      for (const k of ['exact', 'plural', 'misspelled', 'synonym', 'multi_word', 'learned'])
+        expect(kinds.get(k) ?? 0, k).toBeGreaterThanOrEqual(k === 'learned' ? 1 : 2);
+      for (const e of gt.searchEval) {
+        expect(e.relevant.length, e.query).toBeGreaterThanOrEqual(3);
+        for (const id of e.engaged) expect(e.relevant).toContain(id);
+        if (e.kind === 'learned' || e.kind === 'misspelled' || e.kind === 'synonym') continue;
+        // every word of the query names the product (title, type, material or colour option), singular or plural
+        for (const id of e.relevant) {
+          const p = s.product(productIndexOf(id));
+          const m = s.meta(productIndexOf(id));
+          const text = [p.title, m.type.plural, ...(p.options ?? []).flatMap((o) => o.values ?? [])]
+            .join(' ')
+            .toLowerCase();
+          for (const w of e.query.split(' ')) expect(text, `${e.query}: ${p.title}`).toContain(w);
         }
       }
     });

@@ -1,5 +1,6 @@
 // The demo store's configuration: sort orders (plain, weighted and boosted), blocks, redirects, synonyms,
 // a merchandising rule with pins, a boost and banners, and a variant breakout by colour.
+import type { ConfigInput } from '../../../schemas/config.ts';
 import type { DemoBase } from './base.ts';
 import {
   type DemoStore,
@@ -9,7 +10,7 @@ import {
   DEMO_MERCH_COLLECTION,
   DEMO_MERCH_RULE_ID,
 } from './model.ts';
-import { PRODUCT_TYPES } from './vocab.ts';
+import { PRODUCT_TYPES, SYNONYMS } from './vocab.ts';
 
 export function demoConfig(base: DemoBase, collections: DemoStore['collections']): DemoStore['config'] {
   const merch = collections.find((c) => c.handle === DEMO_MERCH_COLLECTION);
@@ -118,12 +119,7 @@ export function demoConfig(base: DemoBase, collections: DemoStore['collections']
       { term: 'gift card', url: '/pages/gift-cards', match: 'exact' },
       { term: 'returns', url: '/pages/shipping-and-returns', match: 'exact' },
     ],
-    synonym: [
-      { id: 'sneakers', type: 'two_way', terms: ['sneakers', 'trainers', 'kicks'] },
-      { id: 'tshirt', type: 'two_way', terms: ['t-shirt', 'tee', 'tshirt'] },
-      { id: 'trousers', type: 'one_way', term: 'pants', synonyms: ['trousers', 'jeans'] },
-      { id: 'sweater', type: 'two_way', terms: ['sweater', 'jumper', 'pullover'] },
-    ],
+    synonym: SYNONYMS.map((x) => structuredClone(x) as unknown as ConfigInput<'synonym'>),
     merch_rule: members.length
       ? [
           {

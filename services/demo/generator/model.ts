@@ -93,7 +93,7 @@ export interface OrderLine {
   price: string;
 }
 
-export type SessionKind = 'cluster' | 'search' | 'trending' | 'bundle' | 'browse';
+export type SessionKind = 'cluster' | 'search' | 'learned' | 'trending' | 'bundle' | 'browse';
 
 export interface SimSession {
   index: number;
@@ -128,6 +128,18 @@ export interface GroundTruth {
   trending: { query: string; sessions: number; windowMinutes: number; relevant: string[] };
   /** complementary products bought together in `orders` orders (every product of the bundle in each order) */
   bundles: { id: number; productIds: string[]; orders: number }[];
+  /** queries whose words no product text contains, searched by `sessions` sessions that then viewed and
+   *  carted `engaged` (most preferred first): only the learned expansion can answer them */
+  learnedQueries: { query: string; engaged: string[]; sessions: number }[];
+  /** the relevance evaluation: planted queries as typed (exact), in the other number (plural), with one
+   *  typo (misspelled), through a configured synonym, narrowed by a third word (multi_word), and the learned
+   *  queries; `engaged` products are judged 2, the other `relevant` ones 1 */
+  searchEval: {
+    query: string;
+    kind: 'exact' | 'plural' | 'misspelled' | 'synonym' | 'multi_word' | 'learned';
+    relevant: string[];
+    engaged: string[];
+  }[];
 }
 
 export interface DemoStore {

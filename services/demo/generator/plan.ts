@@ -1,6 +1,15 @@
 // The demo store's planted ground truth (co-view clusters, queries with their relevant products,
 // bundles, the trending burst) and the session plan that plays it: one entry per session, in time order.
-import { BUNDLE_TEMPLATES, BURST_LINE, COLORS, type ColorSpec, PRODUCT_TYPES, type ProductTypeSpec } from './vocab.ts';
+import {
+  BUNDLE_TEMPLATES,
+  BURST_LINE,
+  COLORS,
+  type ColorSpec,
+  LEARNED_PHRASES,
+  PRODUCT_TYPES,
+  type ProductTypeSpec,
+  SYNONYMS,
+} from './vocab.ts';
 import { DEFAULT_SESSIONS, type SessionKind, type GroundTruth, productIdOf, DAY, HOUR, MINUTE } from './model.ts';
 import type { DemoBase } from './base.ts';
 
@@ -17,6 +26,7 @@ export interface DemoPlan {
   clusters: GroundTruth['coViewClusters'];
   queries: GroundTruth['queries'];
   bundles: GroundTruth['bundles'];
+  learnedQueries: GroundTruth['learnedQueries'];
 }
 
 export function demoPlan(base: DemoBase): DemoPlan {
@@ -144,6 +154,16 @@ export function demoPlan(base: DemoBase): DemoPlan {
       bundles.push({ id: bundles.length, productIds: members.map(productIdOf), orders: ordersPerBundle });
   }
 
+  // learned queries: shopper phrases no product text contains, each leading its sessions to a few products
+  // (drawn from their own random stream, so the structures above stay as they were)
+  const learnedRng = root.fork('learned');
+  const learnedQueries: GroundTruth['learnedQueries'] = LEARNED_PHRASES.map((query) => {
+    const pool = plantable.filter((i) => !used.has(i));
+    const members = learnedRng.sample(pool, Math.min(4, pool.length));
+    for (const i of members) used.add(i);
+    return { query, engaged: members.map(productIdOf), sessions: sessionsPerQuery };
+  });
+
   // trending burst: many distinct sessions, all in the last `burstWindow` minutes, none before
   const burstMembers = [...burstIndexes];
   const burstQuery = `${BURST_LINE} ${burstType.plural}`.toLowerCase();
@@ -160,6 +180,8 @@ export function demoPlan(base: DemoBase): DemoPlan {
       relevant: burstMembers.map(productIdOf),
     },
     bundles,
+    learnedQueries,
+    searchEval: searchEvaluation(queries, learnedQueries, metas, visibleByType),
   };
 
   // the plan: one entry per session; planted sessions interleaved with browsing, in time order
@@ -169,6 +191,9 @@ export function demoPlan(base: DemoBase): DemoPlan {
     for (let k = 0; k < q.sessions; k++) planned.push({ kind: 'search', ref: qi });
   });
   for (const b of bundles) for (let k = 0; k < b.orders; k++) planned.push({ kind: 'bundle', ref: b.id });
+  learnedQueries.forEach((q, qi) => {
+    for (let k = 0; k < q.sessions; k++) planned.push({ kind: 'learned', ref: qi });
+  });
   const browseCount = Math.max(0, S - burstSessions - planned.length);
   for (let k = 0; k < browseCount; k++) planned.push({ kind: 'browse', ref: 0 });
   planRng.shuffle(planned);
@@ -181,5 +206,95 @@ export function demoPlan(base: DemoBase): DemoPlan {
     return -burstWindow * MINUTE + Math.round(((burstWindow - 5) * MINUTE * (i - regular)) / burstSessions);
   };
   const byPop = popularity.filter((i) => sellable(metas[i]) && !burstIndexes.has(i));
-  return { groundTruth, planned, sessionCount, startOf, byPop, burstQuery, burstMembers, clusters, queries, bundles };
+  return {
+    groundTruth,
+    planned,
+    sessionCount,
+    startOf,
+    byPop,
+    burstQuery,
+    burstMembers,
+    clusters,
+    queries,
+    bundles,
+    learnedQueries,
+  };
+}
+
+/** one typo: the letter at position 2 doubled ("linen" → "linnen") */
+const typo = (word: string) => `${word.slice(0, 3)}${word.slice(2)}`;
+
+/**
+ * The relevance evaluation set, derived from the planted queries (their relevant products are the ones
+ * matching type and attribute, so every variant keeps the same judgements) and the learned queries.
+ */
+function searchEvaluation(
+  queries: GroundTruth['queries'],
+  learned: GroundTruth['learnedQueries'],
+  metas: DemoBase['metas'],
+  visibleByType: DemoBase['visibleByType'],
+): GroundTruth['searchEval'] {
+  const out: GroundTruth['searchEval'] = [];
+  const typeOf = (name: string) => PRODUCT_TYPES.find((t) => t.name === name) as ProductTypeSpec;
+  const synonymsOf = (t: ProductTypeSpec): string[] => {
+    for (const s of SYNONYMS)
+      if (s.type === 'two_way' && (s.terms as readonly string[]).includes(t.name.toLowerCase()))
+        return (s.terms as readonly string[]).filter((x) => x !== t.name.toLowerCase() && !x.includes(t.slug));
+    return [];
+  };
+  const PER_KIND = 6;
+  const count = (kind: string) => out.filter((e) => e.kind === kind).length;
+  const add = (e: GroundTruth['searchEval'][number]) => {
+    if (count(e.kind) < PER_KIND && !out.some((x) => x.query === e.query)) out.push(e);
+  };
+  const visibleOf = (t: ProductTypeSpec, material: string, colour?: ColorSpec) =>
+    (visibleByType.get(t) ?? [])
+      .filter((i) => metas[i].material === material && (!colour || metas[i].colors.includes(colour)))
+      .map(productIdOf);
+  /** the material with the most products, among those no other material of the type contains */
+  const commonest = (t: ProductTypeSpec) =>
+    t.materials
+      .filter((m) => !t.materials.some((o) => o !== m && o.toLowerCase().split(' ').includes(m.toLowerCase())))
+      .sort((a, b) => visibleOf(t, b).length - visibleOf(t, a).length)[0];
+  for (const q of queries) {
+    const t = typeOf(q.productType);
+    const attr = q.attribute.toLowerCase();
+    // "cotton" also names the "Organic Cotton" products of the type: they are relevant to it too
+    const wider = t.materials.filter((m) => m.toLowerCase() !== attr && m.toLowerCase().split(' ').includes(attr));
+    const judged = {
+      relevant: [...new Set([...q.relevant, ...wider.flatMap((m) => visibleOf(t, m))])],
+      engaged: q.engaged,
+    };
+    add({ query: q.query, kind: 'exact', ...judged });
+    const singular = `${attr} ${t.name.toLowerCase()}`;
+    const plural = `${attr} ${t.plural.toLowerCase()}`;
+    if (singular !== plural) add({ query: q.query === singular ? plural : singular, kind: 'plural', ...judged });
+    const long = [attr, t.name.toLowerCase()].find((w) => /^[a-z]{5,}$/.test(w));
+    if (long) add({ query: q.query.replace(long, typo(long)), kind: 'misspelled', ...judged });
+  }
+  // synonyms and three-word queries from the catalog itself (not every store plants those types): the
+  // material with the most products of each type; judged by type, material (and colour) alone
+  for (const t of PRODUCT_TYPES) {
+    const syn = synonymsOf(t)[0];
+    const material = commonest(t);
+    if (!syn || !material || material.includes(' ')) continue;
+    const ids = visibleOf(t, material);
+    if (ids.length >= 3)
+      add({ query: `${material.toLowerCase()} ${syn}`, kind: 'synonym', relevant: ids, engaged: [] });
+  }
+  for (const t of [...PRODUCT_TYPES].sort((a, b) => b.weight - a.weight)) {
+    const material = commonest(t);
+    if (!material || material.includes(' ') || t.name.includes(' ')) continue;
+    const colour = [...COLORS].sort((a, b) => visibleOf(t, material, b).length - visibleOf(t, material, a).length)[0];
+    const ids = visibleOf(t, material, colour);
+    if (ids.length >= 3)
+      add({
+        query: `${colour.name} ${material} ${t.plural}`.toLowerCase(),
+        kind: 'multi_word',
+        relevant: ids,
+        engaged: [],
+      });
+  }
+  for (const l of learned) add({ query: l.query, kind: 'learned', relevant: l.engaged, engaged: l.engaged });
+  return out;
 }

@@ -24,7 +24,18 @@ export function sessionBuilder(
   articles: DemoStore['articles'],
 ): (i: number) => SimSession {
   const { root, metas } = base;
-  const { planned, sessionCount, startOf, byPop, burstQuery, burstMembers, clusters, queries, bundles } = plan;
+  const {
+    planned,
+    sessionCount,
+    startOf,
+    byPop,
+    burstQuery,
+    burstMembers,
+    clusters,
+    queries,
+    bundles,
+    learnedQueries,
+  } = plan;
   const visibleCollections = collections.filter((c) => c.product_ids.length > 0);
 
   const session = (i: number): SimSession => {
@@ -84,6 +95,31 @@ export function sessionBuilder(
           step({ type: 'product_view', productId: id, variantId: firstVariant(productIndexOf(id)) });
           if (!addedToCart && rng.chance(0.2)) {
             addedToCart = true;
+            const m = metas[productIndexOf(id)];
+            step({
+              type: 'add_to_cart',
+              productId: id,
+              variantId: firstVariant(m.index),
+              price: money(m.price),
+              quantity: 1,
+            });
+          }
+        }
+        break;
+      }
+      case 'learned': {
+        // a phrase no product text matches: the shopper browses the results of later queries, views the
+        // preferred products and often carts one
+        const q = learnedQueries[p.ref];
+        searchFor(q.query);
+        const picks = new Set<string>();
+        for (let k = rng.weighted([1, 2, 3], [4, 4, 2]); k > 0; k--)
+          picks.add(q.engaged[Math.min(q.engaged.length - 1, rng.zipf(q.engaged.length, 1.2))]);
+        let carted = false;
+        for (const id of picks) {
+          step({ type: 'product_view', productId: id, variantId: firstVariant(productIndexOf(id)) });
+          if (!carted && rng.chance(0.5)) {
+            carted = true;
             const m = metas[productIndexOf(id)];
             step({
               type: 'add_to_cart',

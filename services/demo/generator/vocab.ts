@@ -431,6 +431,17 @@ export const LINES = [
   'Glen',
 ] as const;
 
+/** the store's configured synonyms (config.ts writes them; the search evaluation uses their two-way groups) */
+export const SYNONYMS = [
+  { id: 'sneakers', type: 'two_way', terms: ['sneakers', 'trainers', 'kicks'] },
+  { id: 'tshirt', type: 'two_way', terms: ['t-shirt', 'tee', 'tshirt'] },
+  { id: 'trousers', type: 'one_way', term: 'pants', synonyms: ['trousers', 'jeans'] },
+  { id: 'sweater', type: 'two_way', terms: ['sweater', 'jumper', 'pullover'] },
+] as const;
+
+/** shopper phrases no product text contains: only what sessions chose after searching them can answer them */
+export const LEARNED_PHRASES = ['date night outfit', 'festival fit'] as const;
+
 /** a line name no ordinary product uses: the planted trending burst is about this new line */
 export const BURST_LINE = 'Solstice';
 

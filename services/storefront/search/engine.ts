@@ -41,7 +41,7 @@ import type { Tile } from '../results/tiles.ts';
 import { StorefrontError } from '../errors.ts';
 import { redirectFor } from '../store-view.ts';
 import { foldText, queryKey, terms } from './analyze.ts';
-import type { LearnedProduct, StoreLearned } from './learned.ts';
+import type { StoreLearned } from './learned.ts';
 import {
   type ActionRecord,
   inlineCollectionHandle,
@@ -128,17 +128,20 @@ function collectCandidates(
     const weight = i === 0 ? 1 : 0.9;
     for (const h of hits) add(h.id, (weight * h.score) / (max || 1), n ? h.matched / n : 0);
   });
-  // learned evidence, under the query as typed and as understood
+  // learned evidence, under the query as typed, as understood and as expanded (expansions count 0.9)
   let learnedCount = 0;
   if (deps.learned) {
-    const lists: LearnedProduct[][] = [];
-    for (const k of new Set([queryKey(plan.text), queryKey(plan.normalized)])) {
-      const l = deps.learned.byKey.get(k);
-      if (l) lists.push(l);
-    }
+    const learned = deps.learned;
     const merged = new Map<string, number>();
-    for (const l of lists)
-      for (const p of l) merged.set(p.productId, Math.max(merged.get(p.productId) ?? 0, p.engagement));
+    const seen = new Set<string>();
+    [plan.normalized, ...queries].forEach((q, i) => {
+      const k = queryKey(q);
+      if (seen.has(k)) return;
+      seen.add(k);
+      const weight = i <= 1 ? 1 : 0.9;
+      for (const p of learned.byKey.get(k) ?? [])
+        merged.set(p.productId, Math.max(merged.get(p.productId) ?? 0, weight * p.engagement));
+    });
     let maxE = 0;
     for (const e of merged.values()) if (e > maxE) maxE = e;
     for (const [id, e] of merged) {
