@@ -8,7 +8,7 @@ import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { TopicCatalogSink } from '../../services/demo/generator/catalog-sink.ts';
 import { type DemoStore, generateDemoStore } from '../../services/demo/generator/generator.ts';
-import { applyDemoConfig, loadCatalog } from '../../services/demo/generator/load.ts';
+import { applyDemoConfig, loadCatalog, type ReplayStats, replaySessions } from '../../services/demo/generator/load.ts';
 import { sql, stack } from './stack.ts';
 import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from './stores.ts';
 
@@ -25,10 +25,18 @@ export interface DemoStack {
     body?: unknown,
     headers?: Record<string, string>,
   ): Promise<{ res: Response; body: T }>;
+  /** replay the demo's shopper sessions through the running app (beacon, read API, orders) */
+  replay(): Promise<ReplayStats>;
   close(): Promise<void>;
 }
 
-export async function demoStack(opts: { name: string; products: number; sessions?: number }): Promise<DemoStack> {
+export async function demoStack(opts: {
+  name: string;
+  products: number;
+  sessions?: number;
+  /** default: unique per run */
+  seed?: string;
+}): Promise<DemoStack> {
   const log = createLogger(opts.name, 'warn');
   const s = stack();
   const config = loadConfig({
@@ -47,7 +55,7 @@ export async function demoStack(opts: { name: string; products: number; sessions
     logger: log,
   });
   const demo = generateDemoStore({
-    seed: `${opts.name}-${process.pid}-${Date.now()}`,
+    seed: opts.seed ?? `${opts.name}-${process.pid}-${Date.now()}`,
     products: opts.products,
     sessions: opts.sessions ?? 50,
     imageBaseUrl: `${s.httpUrl}/demo/images`,
@@ -97,6 +105,18 @@ export async function demoStack(opts: { name: string; products: number; sessions
       const text = await res.text();
       return { res, body: (text ? JSON.parse(text) : null) as never };
     },
+    replay: () =>
+      replaySessions({
+        baseUrl: s.httpUrl,
+        token: created.token,
+        storeId: created.storeId,
+        store: demo,
+        sink,
+        replayStartMs: Date.now(),
+        from: 0,
+        concurrency: 4,
+        logger: log,
+      }),
     async close() {
       await sink.close();
       redis.disconnect();

@@ -13,7 +13,8 @@ import {
 import { DEFAULT_SESSIONS, type SessionKind, type GroundTruth, productIdOf, DAY, HOUR, MINUTE } from './model.ts';
 import type { DemoBase } from './base.ts';
 
-export type Plan = { kind: SessionKind; ref: number };
+/** a session's part: `ref` indexes its structure; `ord` numbers the sessions of a learned query */
+export type Plan = { kind: SessionKind; ref: number; ord?: number };
 
 export interface DemoPlan {
   groundTruth: GroundTruth;
@@ -192,7 +193,7 @@ export function demoPlan(base: DemoBase): DemoPlan {
   });
   for (const b of bundles) for (let k = 0; k < b.orders; k++) planned.push({ kind: 'bundle', ref: b.id });
   learnedQueries.forEach((q, qi) => {
-    for (let k = 0; k < q.sessions; k++) planned.push({ kind: 'learned', ref: qi });
+    for (let k = 0; k < q.sessions; k++) planned.push({ kind: 'learned', ref: qi, ord: k });
   });
   const browseCount = Math.max(0, S - burstSessions - planned.length);
   for (let k = 0; k < browseCount; k++) planned.push({ kind: 'browse', ref: 0 });

@@ -112,8 +112,9 @@ export function sessionBuilder(
         // preferred products and often carts one
         const q = learnedQueries[p.ref];
         searchFor(q.query);
-        const picks = new Set<string>();
-        for (let k = rng.weighted([1, 2, 3], [4, 4, 2]); k > 0; k--)
+        // the sessions take turns on the less preferred products, so every engaged product is chosen
+        const picks = new Set<string>([q.engaged[(p.ord ?? 0) % q.engaged.length]]);
+        for (let k = rng.weighted([0, 1, 2], [4, 4, 2]); k > 0; k--)
           picks.add(q.engaged[Math.min(q.engaged.length - 1, rng.zipf(q.engaged.length, 1.2))]);
         let carted = false;
         for (const id of picks) {

@@ -145,7 +145,9 @@ export class ProductTextIndex {
   search(query: string, opts: { prefix: boolean }): { hits: KeywordHit[]; terms: number } {
     const queryTerms = [...new Set(words(foldText(query)).filter(isContentWord).map(stem))];
     if (queryTerms.length === 0) return { hits: [], terms: 0 };
-    const results: SearchResult[] = this.ms.search(queryTerms.join(' '), {
+    // the text as typed: MiniSearch analyzes it with the index's own tokenizer and processTerm (passing
+    // the stems would stem them twice: "suede" → "sued" → "su")
+    const results: SearchResult[] = this.ms.search(query, {
       prefix: (term, i, all) => opts.prefix && i === all.length - 1 && term.length >= 3,
       fuzzy: (term) => (term.length >= 5 ? 1 : false),
       weights: { fuzzy: 0.4, prefix: 0.5 },
