@@ -20,7 +20,6 @@
 //
 // Run: node bench/autocomplete.ts   (BENCH_SECONDS=8, BENCH_ROUNDS=10, BENCH_RATE=2000 to change;
 // BENCH_CPU_PROF=<dir> writes V8 CPU profiles of the app processes)
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -39,6 +38,7 @@ import { openConfigWriter } from '../services/store-config/writer.ts';
 import { AutocompleteIndex } from '../services/storefront/autocomplete/index.ts';
 import { TRENDING_CHANNEL } from '../schemas/channels.ts';
 import { publishTrending } from '../streams/trending/notify.ts';
+import { helloWorld } from './hello-world-process.ts';
 
 // autocannon ships no type declarations; the part used here
 interface CannonResult {
@@ -168,25 +168,6 @@ async function cannon(title: string, url: string, headers: Record<string, string
     `${title.padEnd(44)} ${fmt(result.requests.average, 0).padStart(7)} req/s   p50 ${fmt(result.latency.p50).padStart(6)} ms   p99 ${fmt(result.latency.p99).padStart(6)} ms${non2xx ? `   (${non2xx} non-2xx)` : ''}`,
   );
   return result;
-}
-
-/** a bare Fastify process (bench/hello-world.ts): the baseline, or the baseline plus a given piece of work */
-async function helloWorld(port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'hello-world.ts')], {
-    env: { ...process.env, ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('hello-world server did not start')), 15_000);
-    child.once('exit', (code) => reject(new Error(`hello-world server exited (${code})`)));
-    child.stdout?.on('data', (d: Buffer) => {
-      if (d.toString().includes('listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  return child;
 }
 
 /** saturated req/s of the hello-world route with extra work per request, in a process of its own */

@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePorts } from '../deploy/local/stack.ts';
 import { startRedis } from '../test/helpers/redis.ts';
+import { helloWorld } from './hello-world-process.ts';
 
 // autocannon ships no type declarations; the part used here
 interface CannonResult {
@@ -90,24 +91,6 @@ function startServer(dir: string, redisUrl: string): Promise<{ child: ChildProce
       }
     });
   });
-}
-
-async function helloWorld(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(import.meta.dirname, 'hello-world.ts')], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('hello-world server did not start')), 15_000);
-    child.once('exit', (code) => reject(new Error(`hello-world server exited (${code})`)));
-    child.stdout?.on('data', (d: Buffer) => {
-      if (d.toString().includes('listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  return child;
 }
 
 interface Run {

@@ -10,20 +10,14 @@
 //    the trending query's rank in autocomplete, the also-viewed / bought-together blocks).
 //    Store size: BENCH_DEMO_PRODUCTS / BENCH_DEMO_SESSIONS (default 10 000 / 3 000, the `npm start` default).
 //    BENCH_DEMO_START=0 skips this part.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DEMO_BLOCKS, generateDemoStore } from '../services/demo/generator/generator.ts';
 import { renderImage } from '../services/demo/generator/images.ts';
-import { catalogLines, DemoStateSchema } from '../services/demo/generator/load.ts';
+import { catalogLines } from '../services/demo/generator/load.ts';
+import { startDemoApp } from './demo-app.ts';
 import { bundleQuality, coViewQuality, searchQuality, trendingRank } from '../services/demo/generator/quality.ts';
 import { PRODUCT_TYPES } from '../services/demo/generator/vocab.ts';
-import { freePorts } from '../deploy/local/stack.ts';
 import { recordsForImport } from '../services/catalog/importer.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const line = (label: string, value: string) => process.stdout.write(`  ${label.padEnd(58)} ${value}\n`);
 
@@ -86,50 +80,9 @@ if (process.env.BENCH_DEMO_START !== '0') {
   process.stdout.write(
     `first start (npm start, fresh data dir, ${fmt(products)} products, ${fmt(sessions)} sessions)\n`,
   );
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'sd-bench-demo-'));
-  const [http, kafka, registry, clickhouse, redis] = await freePorts(5);
   const t0 = Date.now();
-  const child: ChildProcess = spawn(process.execPath, [path.join(ROOT, 'deploy/local/start.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      KAFKA_BROKERS: '',
-      REDIS_URL: '',
-      CLICKHOUSE_URL: '',
-      SCHEMA_REGISTRY_URL: '',
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      HTTP_PORT: String(http),
-      KAFKA_PORT: String(kafka),
-      SCHEMA_REGISTRY_PORT: String(registry),
-      CLICKHOUSE_HTTP_PORT: String(clickhouse),
-      REDIS_PORT: String(redis),
-      LOG_LEVEL: 'info',
-      DEMO_STORE: 'true',
-      DEMO_PRODUCTS: String(products),
-      DEMO_SESSIONS: String(sessions),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  child.stderr?.on('data', (d: Buffer) => {
-    out += d.toString();
-  });
-  const waitFor = async (re: RegExp, timeoutMs: number) => {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const m = re.exec(out);
-      if (m) return m;
-      if (child.exitCode !== null) throw new Error(`npm start exited:\n${out.slice(-3000)}`);
-      if (/demo: loading the demo store failed/.test(out))
-        throw new Error(`the demo load failed:\n${out.slice(-3000)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`timed out waiting for ${re}`);
-  };
+  const app = await startDemoApp({ products, sessions });
+  const { waitFor, http, clickhouse } = app;
   try {
     const [, token] = await waitFor(/X-Storefront-Access-Token: (\S+)\n/, 180_000);
     line('token printed (store usable)', `${fmt((Date.now() - t0) / 1000, 1)} s`);
@@ -142,7 +95,7 @@ if (process.env.BENCH_DEMO_START !== '0') {
     line('configuration served (sort orders)', `${fmt((Date.now() - t0) / 1000, 1)} s`);
     await waitFor(/demo: catalog loaded/, 3_600_000);
     line('catalog loaded', `${fmt((Date.now() - t0) / 1000, 1)} s`);
-    const retries = (out.match(/demo: a loading step failed/g) ?? []).length;
+    const retries = (app.output().match(/demo: a loading step failed/g) ?? []).length;
     if (retries) line('loading steps retried (see the stack output)', String(retries));
     const [replayed] = await waitFor(/\{[^\n]*demo: shopper sessions replayed[^\n]*\}/, 3_600_000);
     const stats = JSON.parse(replayed) as { events: number; duplicates: number; rejected: number; seconds: number };
@@ -151,14 +104,8 @@ if (process.env.BENCH_DEMO_START !== '0') {
       `${fmt((Date.now() - t0) / 1000, 1)} s  (${fmt(stats.events)} events accepted, ${fmt(stats.duplicates)} duplicates, ${fmt(stats.rejected)} rejected; ${fmt(stats.events / stats.seconds)} events/s)`,
     );
 
-    const state = DemoStateSchema.parse(JSON.parse(readFileSync(path.join(dataDir, 'demo-store.json'), 'utf8')));
-    const store = generateDemoStore({
-      seed: state.seed,
-      products: state.products,
-      sessions: state.sessions,
-      anchorMs: state.anchorMs,
-      imageBaseUrl: state.imageBaseUrl,
-    });
+    const { store, storeId } = app.loaded();
+    const state = { storeId };
     const sql = async (q: string, params: Record<string, string>) => {
       const qs = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [`param_${k}`, v]));
       const r = await fetch(`http://127.0.0.1:${clickhouse}/?${qs}`, {
@@ -250,14 +197,6 @@ if (process.env.BENCH_DEMO_START !== '0') {
       line('"frequently bought together" block: recall@4 of the bundles', fmt(fbt.recall, 3));
     }
   } finally {
-    const logFile = path.join(os.tmpdir(), 'sd-bench-demo.log');
-    writeFileSync(logFile, out);
-    line('stack output', logFile);
-    if (child.exitCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGINT');
-      await exited;
-    }
-    rmSync(dataDir, { recursive: true, force: true });
+    line('stack output', await app.stop('sd-bench-demo.log'));
   }
 }

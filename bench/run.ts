@@ -18,6 +18,8 @@ const all = [
   'demo',
   'autocomplete',
   'browse',
+  'search',
+  'search-libraries',
   'analyst',
 ];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;

@@ -1,11 +1,11 @@
 // The relevance floor of search on the demo store's planted truth (services/demo/generator plan.ts
 // `searchEval`): exact, plural, misspelled, synonym and multi-word queries, and learned queries no product
 // text matches, answered from what the replayed sessions chose. nDCG@10 with engaged products judged 2 and
-// other relevant ones 1 (test/helpers/relevance.ts, shared with `npm run bench -- search`, which reports the
-// same figures on a larger store).
+// other relevant ones 1 (services/demo/generator/quality.ts, shared with `npm run bench -- search`, which
+// reports the same figures on the 100 000-product store).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
-import { evaluate, type RelevanceReport } from '../helpers/relevance.ts';
+import { type RelevanceReport, searchEvalQuality } from '../../services/demo/generator/quality.ts';
 import { sql } from '../helpers/stack.ts';
 
 /** the floor the evaluation must keep (the bench's goal is 0.9 on the 100 000-product store) */
@@ -50,7 +50,7 @@ beforeAll(async () => {
       },
       { timeout: 30_000, interval: 250 },
     );
-  report = await evaluate(d.demo.groundTruth.searchEval, async (q) => {
+  report = await searchEvalQuality(d.demo.groundTruth, async (q) => {
     const r = await d.post<{ results: { id: number; product_id?: number }[] }>(
       `/search/${encodeURIComponent(q)}/execute`,
       { pagination: { limit: 10 } },

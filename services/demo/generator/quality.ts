@@ -77,6 +77,36 @@ export async function searchQuality(
   return { precision: mean(p), ndcg: mean(n), queries: p.length };
 }
 
+export interface RelevanceReport {
+  /** mean nDCG@k over every query of the evaluation */
+  ndcg: number;
+  byKind: Record<string, { queries: number; ndcg: number }>;
+  perQuery: { query: string; kind: string; ndcg: number }[];
+}
+
+/**
+ * Search relevance on the evaluation set (`searchEval`: exact, plural, misspelled, synonym, multi-word and
+ * learned queries): nDCG@k with engaged = 2, relevant = 1, overall and per kind.
+ */
+export async function searchEvalQuality(
+  gt: GroundTruth,
+  search: (query: string) => Promise<string[]>,
+  k = 10,
+): Promise<RelevanceReport> {
+  const perQuery: RelevanceReport['perQuery'] = [];
+  for (const e of gt.searchEval) {
+    const gains = new Map<string, number>(e.relevant.map((id) => [id, 1]));
+    for (const id of e.engaged) gains.set(id, 2);
+    perQuery.push({ query: e.query, kind: e.kind, ndcg: ndcgAtK(await search(e.query), gains, k) });
+  }
+  const byKind: RelevanceReport['byKind'] = {};
+  for (const kind of new Set(perQuery.map((q) => q.kind))) {
+    const scores = perQuery.filter((q) => q.kind === kind).map((q) => q.ndcg);
+    byKind[kind] = { queries: scores.length, ndcg: mean(scores) };
+  }
+  return { ndcg: mean(perQuery.map((q) => q.ndcg)), byKind, perQuery };
+}
+
 /** 1-based rank of the planted trending query among `topQueries` (0 = absent). */
 export function trendingRank(gt: GroundTruth, topQueries: readonly string[]): number {
   return topQueries.indexOf(gt.trending.query) + 1;

@@ -6,7 +6,7 @@
 //
 // Alongside, the vocabulary of surface words (folded, unstemmed) with their document frequencies: the
 // candidates of spelling correction (understand.ts).
-import MiniSearch, { type SearchResult } from 'minisearch';
+import MiniSearch, { type Options, type SearchOptions, type SearchResult } from 'minisearch';
 import type { IndexedProduct, StoreCatalog } from '../results/catalog.ts';
 import { editDistance, foldText, htmlText, isContentWord, stem, words } from './analyze.ts';
 
@@ -22,9 +22,35 @@ export const FIELD_WEIGHTS = {
 type Field = keyof typeof FIELD_WEIGHTS;
 const FIELDS = Object.keys(FIELD_WEIGHTS) as Field[];
 
-type Doc = { id: string } & Record<Field, string>;
+/** one product's text by field, as the index holds it */
+export type Doc = { id: string } & Record<Field, string>;
 
-function docOf(item: IndexedProduct): Doc {
+/** the MiniSearch options of the index (bench/search-libraries.ts measures the same configuration) */
+export function miniSearchOptions(): Options<Doc> {
+  return {
+    idField: 'id',
+    fields: FIELDS,
+    storeFields: [],
+    tokenize: (text) => words(foldText(text)),
+    processTerm: (term) => (isContentWord(term) ? stem(term) : null),
+    searchOptions: { boost: { ...FIELD_WEIGHTS }, combineWith: 'OR' },
+  };
+}
+
+/**
+ * Per-search options: the last term also as a prefix (`prefix`: a query still being typed), one typo in
+ * words of 5+ letters. Both only for terms the index does not hold as they are (`known`): expanding a
+ * complete, known word costs most of a query's time on a large store and only adds weaker matches.
+ */
+export function miniSearchQueryOptions(prefix: boolean, known: (stem: string) => boolean = () => false): SearchOptions {
+  return {
+    prefix: (term, i, all) => prefix && i === all.length - 1 && term.length >= 3 && !known(term),
+    fuzzy: (term) => (term.length >= 5 && !known(term) ? 1 : false),
+    weights: { fuzzy: 0.4, prefix: 0.5 },
+  };
+}
+
+export function docOf(item: IndexedProduct): Doc {
   const p = item.p;
   return {
     id: p.id,
@@ -54,14 +80,7 @@ export class ProductTextIndex {
   private readonly wordsOf = new Map<string, string[]>();
 
   constructor(catalog: StoreCatalog) {
-    this.ms = new MiniSearch<Doc>({
-      idField: 'id',
-      fields: FIELDS,
-      storeFields: [],
-      tokenize: (text) => words(foldText(text)),
-      processTerm: (term) => (isContentWord(term) ? stem(term) : null),
-      searchOptions: { boost: { ...FIELD_WEIGHTS }, combineWith: 'OR' },
-    });
+    this.ms = new MiniSearch<Doc>(miniSearchOptions());
     const docs: Doc[] = [];
     for (const item of catalog.products.values()) {
       const d = docOf(item);
@@ -139,25 +158,32 @@ export class ProductTextIndex {
   }
 
   /**
-   * Products matching any term of the query, with BM25+ scores and how many distinct query terms each
-   * matched. `prefix`: the last term also matches as a prefix (a query typed so far).
+   * Products matching the query, with BM25+ scores and how many distinct query terms each matched.
+   * Products matching every term first (AND); when fewer than `MIN_FULL_MATCHES` do, products matching
+   * any term are added (OR), for recall. On a large store a common word matches thousands of products,
+   * and scoring and sorting all of them is most of a query's cost, though no shopper pages past the full
+   * matches. `prefix`: the last term also matches as a prefix (a query typed so far).
    */
   search(query: string, opts: { prefix: boolean }): { hits: KeywordHit[]; terms: number } {
     const queryTerms = [...new Set(words(foldText(query)).filter(isContentWord).map(stem))];
     if (queryTerms.length === 0) return { hits: [], terms: 0 };
     // the text as typed: MiniSearch analyzes it with the index's own tokenizer and processTerm (passing
     // the stems would stem them twice: "suede" → "sued" → "su")
-    const results: SearchResult[] = this.ms.search(query, {
-      prefix: (term, i, all) => opts.prefix && i === all.length - 1 && term.length >= 3,
-      fuzzy: (term) => (term.length >= 5 ? 1 : false),
-      weights: { fuzzy: 0.4, prefix: 0.5 },
+    const options = miniSearchQueryOptions(opts.prefix, (s) => this.stems.has(s));
+    const hit = (r: SearchResult): KeywordHit => ({
+      id: String(r.id),
+      score: r.score,
+      matched: new Set(r.queryTerms).size,
     });
-    return {
-      hits: results.map((r) => ({ id: String(r.id), score: r.score, matched: new Set(r.queryTerms).size })),
-      terms: queryTerms.length,
-    };
+    const full = this.ms.search(query, { ...options, combineWith: 'AND' });
+    if (full.length >= MIN_FULL_MATCHES || queryTerms.length === 1)
+      return { hits: full.map(hit), terms: queryTerms.length };
+    return { hits: this.ms.search(query, options).map(hit), terms: queryTerms.length };
   }
 }
+
+/** below this many products matching every query term, products matching some are candidates too */
+export const MIN_FULL_MATCHES = 50;
 
 const built = new WeakMap<StoreCatalog, ProductTextIndex>();
 
