@@ -186,7 +186,7 @@ describe('search engine: stems are applied once', () => {
     const suede = product('Harbor Suede Sneakers', 'Sneakers', 90);
     const leather = product('Harbor Leather Sneakers', 'Sneakers', 80);
     const { catalog } = setup([suede, leather]);
-    const hits = textIndexOf(catalog).search('suede sneakers', { prefix: false });
+    const hits = textIndexOf(catalog).search('suede sneakers', { prefix: false, partial: true });
     expect(hits.terms).toBe(2);
     expect(hits.hits.find((h) => h.id === suede.id)?.matched).toBe(2);
     expect(hits.hits.find((h) => h.id === leather.id)?.matched).toBe(1);

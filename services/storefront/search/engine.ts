@@ -50,7 +50,7 @@ import {
   ruleEffects,
 } from './rules.ts';
 import { SEMANTIC_REDIRECT_THRESHOLD, type SemanticProvider } from './semantic.ts';
-import type { ProductTextIndex } from './text-index.ts';
+import { MIN_FULL_MATCHES, type ProductTextIndex } from './text-index.ts';
 import { type QueryPlan, understand } from './understand.ts';
 
 export interface SearchDeps {
@@ -121,13 +121,19 @@ function collectCandidates(
     }
   };
   const queries = [plan.text, ...plan.expansions, ...extraExpansions.filter((q) => !plan.expansions.includes(q))];
-  queries.forEach((q, i) => {
-    const { hits, terms: n } = deps.text.search(q, { prefix: prefix && i === 0 });
-    let max = 0;
-    for (const h of hits) if (h.score > max) max = h.score;
-    const weight = i === 0 ? 1 : 0.9;
-    for (const h of hits) add(h.id, (weight * h.score) / (max || 1), n ? h.matched / n : 0);
-  });
+  const take = (partial: boolean) =>
+    queries.forEach((q, i) => {
+      if (partial && i > 0) return;
+      const { hits, terms: n } = deps.text.search(q, { prefix: prefix && i === 0, partial });
+      let max = 0;
+      for (const h of hits) if (h.score > max) max = h.score;
+      const weight = i === 0 ? 1 : 0.9;
+      for (const h of hits) add(h.id, (weight * h.score) / (max || 1), n ? h.matched / n : 0);
+    });
+  // products matching every word of the query or of an expansion; when those are few, also the ones
+  // missing a word of the query (a common word alone matches a large part of the catalog: never all of it)
+  take(false);
+  if (out.size < MIN_FULL_MATCHES) take(true);
   // learned evidence, under the query as typed, as understood and as expanded (expansions count 0.9)
   let learnedCount = 0;
   if (deps.learned) {

@@ -1,12 +1,21 @@
-// The per-store keyword index of search: MiniSearch (BM25+ with per-field boosts, prefix and fuzzy
-// matching; chosen on the bench, docs/decisions.md "Search: the keyword index") over the products of the
-// store's in-process catalog (results/catalog.ts), analyzed by analyze.ts. Built on a store's first search
-// and kept in step with the catalog through its product listener, so a catalog change reaches search in
-// the same synchronous swap that browse sees.
+// The per-store keyword index of search: an inverted index over the products of the store's in-process
+// catalog (results/catalog.ts), analyzed by analyze.ts, scored with BM25+ and per-field weights. Built
+// on a store's first search and kept in step with the catalog through its product listener, so a catalog
+// change reaches search in the same synchronous swap that browse sees.
+//
+// Why not a library: MiniSearch, Orama, FlexSearch and ClickHouse's text index were measured on the demo
+// catalog (bench/search-libraries.ts, docs/decisions.md "Search: the keyword index"). MiniSearch ranks
+// best but scores every product containing any query term before combining (a common word such as a
+// colour is in thousands of products): 27 ms p50 / 68 ms p99 per query at 100 000 products. This index
+// marks, per query term, the products holding it (typed-array passes over the postings), keeps the
+// products holding every term, and scores only those: the same BM25+ ranking for a fraction of the work.
+//
+// Layout: products get ordinals in insertion order; per (stem, field) a postings list of ordinals
+// (ascending) with term frequencies. A removed or replaced product's ordinal is marked dead and skipped;
+// postings are compacted once dead entries outnumber a quarter of the live products.
 //
 // Alongside, the vocabulary of surface words (folded, unstemmed) with their document frequencies: the
-// candidates of spelling correction (understand.ts).
-import MiniSearch, { type Options, type SearchOptions, type SearchResult } from 'minisearch';
+// candidates of spelling correction (understand.ts), and the stems the fuzzy and prefix expansions use.
 import type { IndexedProduct, StoreCatalog } from '../results/catalog.ts';
 import { editDistance, foldText, htmlText, isContentWord, stem, words } from './analyze.ts';
 
@@ -20,35 +29,11 @@ export const FIELD_WEIGHTS = {
   description: 0.5,
 } as const;
 type Field = keyof typeof FIELD_WEIGHTS;
-const FIELDS = Object.keys(FIELD_WEIGHTS) as Field[];
+export const FIELDS = Object.keys(FIELD_WEIGHTS) as Field[];
+const WEIGHTS = FIELDS.map((f) => FIELD_WEIGHTS[f]);
 
 /** one product's text by field, as the index holds it */
 export type Doc = { id: string } & Record<Field, string>;
-
-/** the MiniSearch options of the index (bench/search-libraries.ts measures the same configuration) */
-export function miniSearchOptions(): Options<Doc> {
-  return {
-    idField: 'id',
-    fields: FIELDS,
-    storeFields: [],
-    tokenize: (text) => words(foldText(text)),
-    processTerm: (term) => (isContentWord(term) ? stem(term) : null),
-    searchOptions: { boost: { ...FIELD_WEIGHTS }, combineWith: 'OR' },
-  };
-}
-
-/**
- * Per-search options: the last term also as a prefix (`prefix`: a query still being typed), one typo in
- * words of 5+ letters. Both only for terms the index does not hold as they are (`known`): expanding a
- * complete, known word costs most of a query's time on a large store and only adds weaker matches.
- */
-export function miniSearchQueryOptions(prefix: boolean, known: (stem: string) => boolean = () => false): SearchOptions {
-  return {
-    prefix: (term, i, all) => prefix && i === all.length - 1 && term.length >= 3 && !known(term),
-    fuzzy: (term) => (term.length >= 5 && !known(term) ? 1 : false),
-    weights: { fuzzy: 0.4, prefix: 0.5 },
-  };
-}
 
 export function docOf(item: IndexedProduct): Doc {
   const p = item.p;
@@ -63,6 +48,15 @@ export function docOf(item: IndexedProduct): Doc {
   };
 }
 
+/** BM25+ parameters (as MiniSearch's defaults) and the weights of fuzzy and prefix expansions */
+const K1 = 1.2;
+const B = 0.7;
+const DELTA = 0.5;
+const FUZZY_WEIGHT = 0.4;
+const PREFIX_WEIGHT = 0.5;
+/** below this many products matching every query term, search also takes those missing one term */
+export const MIN_FULL_MATCHES = 50;
+
 export interface KeywordHit {
   id: string;
   /** BM25+ score with field boosts */
@@ -71,63 +65,135 @@ export interface KeywordHit {
   matched: number;
 }
 
-export class ProductTextIndex {
-  private readonly ms: MiniSearch<Doc>;
-  /** surface word → products containing it */
-  private readonly vocab = new Map<string, number>();
-  /** stem → products containing it */
-  private readonly stems = new Map<string, number>();
-  private readonly wordsOf = new Map<string, string[]>();
+interface Postings {
+  docs: number[];
+  tfs: number[];
+  /** live products in `docs` (the field's document frequency) */
+  live: number;
+}
 
-  constructor(catalog: StoreCatalog) {
-    this.ms = new MiniSearch<Doc>(miniSearchOptions());
-    const docs: Doc[] = [];
-    for (const item of catalog.products.values()) {
-      const d = docOf(item);
-      docs.push(d);
-      this.count(d, 1);
-    }
-    this.ms.addAll(docs);
+export class ProductTextIndex {
+  /** ordinal → product id ('' once dead) */
+  private readonly ids: string[] = [];
+  private readonly ordinalOf = new Map<string, number>();
+  /** per field: ordinal → its number of terms */
+  private readonly lengths: number[][] = FIELDS.map(() => []);
+  private readonly totalLength = FIELDS.map(() => 0);
+  /** stem → per field postings */
+  private readonly postings = new Map<string, (Postings | undefined)[]>();
+  /** ordinal → the (stem, field) pairs and surface words it added (for removal) */
+  private readonly added: { stems: string[]; words: string[] }[] = [];
+  /** surface word → live products containing it */
+  private readonly vocab = new Map<string, number>();
+  /** stem → live products containing it (any field) */
+  private readonly stems = new Map<string, number>();
+  private dead = 0;
+  // per-search scratch, sized to the ordinals: `seen` (the search's epoch: count and score are valid),
+  // `mark` (the term's epoch: the term was counted); epochs only grow, so nothing is cleared per search
+  private seen = new Uint32Array(0);
+  private mark = new Uint32Array(0);
+  private count = new Uint8Array(0);
+  private score = new Float64Array(0);
+  private epoch = 0;
+
+  constructor(docs: Iterable<Doc> = []) {
+    for (const d of docs) this.add(d);
   }
 
+  /** live products */
   get size(): number {
-    return this.ms.documentCount;
+    return this.ordinalOf.size;
   }
 
   put(item: IndexedProduct): void {
     this.remove(item.p.id);
-    const d = docOf(item);
-    this.count(d, 1);
-    this.ms.add(d);
+    this.add(docOf(item));
+  }
+
+  add(d: Doc): void {
+    const ord = this.ids.length;
+    this.ids.push(d.id);
+    this.ordinalOf.set(d.id, ord);
+    const docStems = new Set<string>();
+    const docWords = new Set<string>();
+    const pairs: string[] = [];
+    FIELDS.forEach((f, fi) => {
+      const tf = new Map<string, number>();
+      let n = 0;
+      for (const w of words(foldText(d[f]))) {
+        if (!isContentWord(w)) continue;
+        const s = stem(w);
+        tf.set(s, (tf.get(s) ?? 0) + 1);
+        docStems.add(s);
+        docWords.add(w);
+        n++;
+      }
+      this.lengths[fi][ord] = n;
+      this.totalLength[fi] += n;
+      for (const [s, c] of tf) {
+        let perField = this.postings.get(s);
+        if (!perField) this.postings.set(s, (perField = new Array(FIELDS.length)));
+        let p = perField[fi];
+        if (!p) perField[fi] = p = { docs: [], tfs: [], live: 0 };
+        p.docs.push(ord);
+        p.tfs.push(c);
+        p.live++;
+        pairs.push(`${fi}\u0000${s}`);
+      }
+    });
+    for (const s of docStems) this.stems.set(s, (this.stems.get(s) ?? 0) + 1);
+    for (const w of docWords) this.vocab.set(w, (this.vocab.get(w) ?? 0) + 1);
+    this.added[ord] = { stems: pairs, words: [...docWords] };
   }
 
   remove(id: string): void {
-    if (!this.ms.has(id)) return;
-    this.ms.discard(id);
-    const ws = this.wordsOf.get(id) ?? [];
-    this.wordsOf.delete(id);
-    for (const w of ws) {
-      const n = (this.vocab.get(w) ?? 1) - 1;
-      if (n > 0) this.vocab.set(w, n);
-      else this.vocab.delete(w);
-      const s = stem(w);
-      const m = (this.stems.get(s) ?? 1) - 1;
-      if (m > 0) this.stems.set(s, m);
-      else this.stems.delete(s);
+    const ord = this.ordinalOf.get(id);
+    if (ord === undefined) return;
+    this.ordinalOf.delete(id);
+    this.ids[ord] = '';
+    this.dead++;
+    const added = this.added[ord];
+    const docStems = new Set<string>();
+    for (const pair of added.stems) {
+      const [fi, s] = [Number(pair.slice(0, pair.indexOf('\u0000'))), pair.slice(pair.indexOf('\u0000') + 1)];
+      const p = this.postings.get(s)?.[fi];
+      if (p) p.live--;
+      docStems.add(s);
     }
+    for (const s of docStems) decrement(this.stems, s);
+    for (const w of added.words) decrement(this.vocab, w);
+    FIELDS.forEach((_, fi) => {
+      this.totalLength[fi] -= this.lengths[fi][ord] ?? 0;
+    });
+    this.added[ord] = { stems: [], words: [] };
+    if (this.dead > 1_000 && this.dead > this.ordinalOf.size / 4) this.compact();
   }
 
-  private count(d: Doc, delta: 1): void {
-    const ws = new Set<string>();
-    for (const f of FIELDS) for (const w of words(foldText(d[f]))) if (isContentWord(w)) ws.add(w);
-    const list = [...ws];
-    this.wordsOf.set(d.id, list);
-    const stems = new Set<string>();
-    for (const w of list) {
-      this.vocab.set(w, (this.vocab.get(w) ?? 0) + delta);
-      stems.add(stem(w));
+  /** drop dead ordinals from every postings list (ordinals are kept, so nothing else moves) */
+  private compact(): void {
+    for (const [s, perField] of this.postings) {
+      let any = false;
+      for (let fi = 0; fi < perField.length; fi++) {
+        const p = perField[fi];
+        if (!p) continue;
+        if (p.live === 0) {
+          perField[fi] = undefined;
+          continue;
+        }
+        any = true;
+        if (p.live === p.docs.length) continue;
+        const docs: number[] = [];
+        const tfs: number[] = [];
+        for (let i = 0; i < p.docs.length; i++)
+          if (this.ids[p.docs[i]] !== '') {
+            docs.push(p.docs[i]);
+            tfs.push(p.tfs[i]);
+          }
+        perField[fi] = { docs, tfs, live: docs.length };
+      }
+      if (!any) this.postings.delete(s);
     }
-    for (const s of stems) this.stems.set(s, (this.stems.get(s) ?? 0) + delta);
+    this.dead = 0;
   }
 
   /** products containing a word (in any inflection: compared by stem) */
@@ -157,33 +223,89 @@ export class ProductTextIndex {
     return bestD <= max ? best : null;
   }
 
+  /** the stems a query term stands for: itself when the index holds it, else its typo and prefix matches */
+  private alternatives(term: string, last: boolean, prefix: boolean): { stem: string; weight: number }[] {
+    if (this.stems.has(term)) return [{ stem: term, weight: 1 }];
+    const out: { stem: string; weight: number }[] = [];
+    const fuzzy = term.length >= 5;
+    const byPrefix = prefix && last && term.length >= 3;
+    if (!fuzzy && !byPrefix) return out;
+    for (const s of this.stems.keys()) {
+      if (byPrefix && s.startsWith(term)) out.push({ stem: s, weight: PREFIX_WEIGHT });
+      else if (fuzzy && Math.abs(s.length - term.length) <= 1 && editDistance(term, s, 1) <= 1)
+        out.push({ stem: s, weight: FUZZY_WEIGHT });
+    }
+    return out;
+  }
+
   /**
-   * Products matching the query, with BM25+ scores and how many distinct query terms each matched.
-   * Products matching every term first (AND); when fewer than `MIN_FULL_MATCHES` do, products matching
-   * any term are added (OR), for recall. On a large store a common word matches thousands of products,
-   * and scoring and sorting all of them is most of a query's cost, though no shopper pages past the full
-   * matches. `prefix`: the last term also matches as a prefix (a query typed so far).
+   * Products matching the query, with BM25+ scores and how many distinct query terms each matched: those
+   * matching every term, and with `partial` also those missing one term (any term, for a one- or two-word
+   * query). `prefix`: the last term also matches as a prefix (a query typed so far). Fuzzy (one edit,
+   * words of 5+ letters) and prefix matching apply to terms the index does not hold as they are.
    */
-  search(query: string, opts: { prefix: boolean }): { hits: KeywordHit[]; terms: number } {
+  search(query: string, opts: { prefix: boolean; partial?: boolean }): { hits: KeywordHit[]; terms: number } {
     const queryTerms = [...new Set(words(foldText(query)).filter(isContentWord).map(stem))];
     if (queryTerms.length === 0) return { hits: [], terms: 0 };
-    // the text as typed: MiniSearch analyzes it with the index's own tokenizer and processTerm (passing
-    // the stems would stem them twice: "suede" → "sued" → "su")
-    const options = miniSearchQueryOptions(opts.prefix, (s) => this.stems.has(s));
-    const hit = (r: SearchResult): KeywordHit => ({
-      id: String(r.id),
-      score: r.score,
-      matched: new Set(r.queryTerms).size,
+    const n = this.ids.length;
+    if (this.mark.length < n || this.epoch > 0xfffffff0) {
+      const size = Math.max(1024, n * 2);
+      this.seen = new Uint32Array(size);
+      this.mark = new Uint32Array(size);
+      this.count = new Uint8Array(size);
+      this.score = new Float64Array(size);
+      this.epoch = 0;
+    }
+    const live = this.ordinalOf.size || 1;
+    const touched: number[] = [];
+    const { seen, mark, count, score, ids } = this;
+    const searchEpoch = ++this.epoch;
+    queryTerms.forEach((term, ti) => {
+      // a product counts a term once, whatever fields and alternatives match it
+      const termEpoch = ++this.epoch;
+      for (const alt of this.alternatives(term, ti === queryTerms.length - 1, opts.prefix)) {
+        const perField = this.postings.get(alt.stem);
+        if (!perField) continue;
+        for (let fi = 0; fi < FIELDS.length; fi++) {
+          const p = perField[fi];
+          if (!p || p.live === 0) continue;
+          const idf = Math.log(1 + (live - p.live + 0.5) / (p.live + 0.5));
+          const w = WEIGHTS[fi] * alt.weight * idf;
+          const lengths = this.lengths[fi];
+          const norm = K1 * (1 - B);
+          const normLen = (K1 * B) / (this.totalLength[fi] / live || 1);
+          for (let i = 0; i < p.docs.length; i++) {
+            const d = p.docs[i];
+            if (ids[d] === '') continue;
+            if (seen[d] !== searchEpoch) {
+              seen[d] = searchEpoch;
+              count[d] = 0;
+              score[d] = 0;
+              touched.push(d);
+            }
+            if (mark[d] !== termEpoch) {
+              mark[d] = termEpoch;
+              count[d]++;
+            }
+            const tf = p.tfs[i];
+            score[d] += w * ((tf * (K1 + 1)) / (tf + norm + normLen * lengths[d]) + DELTA);
+          }
+        }
+      }
     });
-    const full = this.ms.search(query, { ...options, combineWith: 'AND' });
-    if (full.length >= MIN_FULL_MATCHES || queryTerms.length === 1)
-      return { hits: full.map(hit), terms: queryTerms.length };
-    return { hits: this.ms.search(query, options).map(hit), terms: queryTerms.length };
+    const all = queryTerms.length;
+    const least = opts.partial ? Math.max(1, all - 1) : all;
+    const hits: KeywordHit[] = [];
+    for (const d of touched) if (count[d] >= least) hits.push({ id: ids[d], score: score[d], matched: count[d] });
+    return { hits, terms: all };
   }
 }
 
-/** below this many products matching every query term, products matching some are candidates too */
-export const MIN_FULL_MATCHES = 50;
+function decrement(m: Map<string, number>, k: string): void {
+  const n = (m.get(k) ?? 1) - 1;
+  if (n > 0) m.set(k, n);
+  else m.delete(k);
+}
 
 const built = new WeakMap<StoreCatalog, ProductTextIndex>();
 
@@ -191,7 +313,7 @@ const built = new WeakMap<StoreCatalog, ProductTextIndex>();
 export function textIndexOf(catalog: StoreCatalog): ProductTextIndex {
   let index = built.get(catalog);
   if (!index) {
-    const created = new ProductTextIndex(catalog);
+    const created = new ProductTextIndex([...catalog.products.values()].map(docOf));
     built.set(catalog, created);
     catalog.listeners.add({ put: (item) => created.put(item), remove: (id) => created.remove(id) });
     index = created;
