@@ -2,6 +2,7 @@
 // ProducerClient resolves once the records are acknowledged and says where they landed; a ConsumerClient
 // reads them back per partition in offset order, reports watermarks and commits only what it is told to.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chunksByBytes, MAX_REQUEST_BYTES } from '../../services/common/kafka/kafkajs/client.ts';
 import {
   createConsumerClient,
   createKafka,
@@ -26,6 +27,41 @@ describe('Kafka access layer (kafkajs adapter)', () => {
   });
   afterAll(async () => {
     await broker?.stop();
+  });
+
+  it('sends records adding up to more than a batch may hold (1 MiB) in several requests, in order', async () => {
+    const topic = `layer.${process.pid}.big.v1`;
+    await ensureTopics(kafka, [{ ...topicConfig('events', topic), partitions: 1 }], logger);
+    const producer = createProducerClient(kafka);
+    // five 400 KB records for one partition: 2 MB, refused as one batch by a broker's max.message.bytes
+    const records = Array.from({ length: 5 }, (_, i) => ({
+      topic,
+      key: `k${i}`,
+      value: Buffer.alloc(400_000, 97 + i),
+      partition: 0,
+    }));
+    expect(chunksByBytes(records, MAX_REQUEST_BYTES).map((c) => c.length)).toEqual([1, 1, 1, 1, 1]);
+    const landed = await producer.sendLocated(records);
+    expect(landed).toEqual([{ topic, partition: 0, baseOffset: '0' }]);
+    await producer.close();
+    const consumer = createConsumerClient(kafka, logger, {
+      groupId: `layer-big-${process.pid}`,
+      topics: [topic],
+      fromBeginning: true,
+      lingerMs: 50,
+    });
+    const keys: string[] = [];
+    await consumer.start(async (batch) => {
+      for (const m of batch.messages) keys.push(String(m.key));
+      const last = batch.messages.at(-1);
+      if (last) batch.resolve(last.offset);
+    });
+    try {
+      await expect.poll(() => keys.length, { timeout: 20_000 }).toBe(5);
+      expect(keys).toEqual(['k0', 'k1', 'k2', 'k3', 'k4']);
+    } finally {
+      await consumer.stop();
+    }
   });
 
   it('produces with acknowledgement and consumes the same records back, committing only on request', async () => {

@@ -93,9 +93,35 @@ export interface ProducerClientOptions {
   maxInFlightRequests?: number;
 }
 
+/** the largest produce request a send makes (under the default 1 MiB max.message.bytes of a batch) */
+export const MAX_REQUEST_BYTES = 768 * 1024;
+
+const byteSize = (v: Buffer | string | null | undefined) =>
+  v === null || v === undefined ? 0 : typeof v === 'string' ? Buffer.byteLength(v) : v.length;
+
+/** records in order, cut into runs of at most `max` bytes of keys and values (a larger record alone) */
+export function chunksByBytes(records: ProducedRecord[], max: number): ProducedRecord[][] {
+  const out: ProducedRecord[][] = [];
+  let cur: ProducedRecord[] = [];
+  let bytes = 0;
+  for (const r of records) {
+    const n = byteSize(r.value) + byteSize(r.key) + 64;
+    if (cur.length && bytes + n > max) {
+      out.push(cur);
+      cur = [];
+      bytes = 0;
+    }
+    cur.push(r);
+    bytes += n;
+  }
+  if (cur.length) out.push(cur);
+  return out;
+}
+
 /**
  * A ProducerClient over one idempotent kafkajs producer: connects on the first send (and again after a
- * disconnect), one produce request per send with the records grouped by topic, acks=all.
+ * disconnect), one produce request per send (per MAX_REQUEST_BYTES of records) with the records grouped
+ * by topic, acks=all.
  */
 export function createProducerClient(kafka: Kafka, opts: ProducerClientOptions = {}): LocatingProducerClient {
   const producer = createIdempotentProducer(kafka, {
@@ -125,6 +151,18 @@ export function createProducerClient(kafka: Kafka, opts: ProducerClientOptions =
   async function sendLocated(records: ProducedRecord[], opts: SendOptions = {}): Promise<ProducedBatch[]> {
     if (records.length === 0) return [];
     await connect();
+    // a record batch larger than the topic's max.message.bytes (1 MiB by default) is refused whole: send
+    // the records in chunks of at most MAX_REQUEST_BYTES, one after the other (order kept); the offset
+    // reported per partition is the first chunk's
+    const located = new Map<string, ProducedBatch>();
+    for (const chunk of chunksByBytes(records, MAX_REQUEST_BYTES))
+      for (const b of await sendChunk(chunk, opts)) {
+        const k = `${b.topic}\u0000${b.partition}`;
+        if (!located.has(k)) located.set(k, b);
+      }
+    return [...located.values()];
+  }
+  async function sendChunk(records: ProducedRecord[], opts: SendOptions): Promise<ProducedBatch[]> {
     const byTopic = new Map<string, Message[]>();
     for (const r of records) {
       let list = byTopic.get(r.topic);
