@@ -42,13 +42,7 @@ import { StorefrontError } from '../errors.ts';
 import { redirectFor } from '../store-view.ts';
 import { foldText, queryKey, terms } from './analyze.ts';
 import type { StoreLearned } from './learned.ts';
-import {
-  type ActionRecord,
-  inlineCollectionHandle,
-  matchedRankingRules,
-  matchedSearchRules,
-  ruleEffects,
-} from './rules.ts';
+import { inlineCollectionHandle, matchedRankingRules, matchedSearchRules, ruleEffects } from './rules.ts';
 import { SEMANTIC_REDIRECT_THRESHOLD, type SemanticProvider } from './semantic.ts';
 import { MIN_FULL_MATCHES, type ProductTextIndex } from './text-index.ts';
 import { type QueryPlan, understand } from './understand.ts';
