@@ -243,7 +243,7 @@ describe('search: prepare and execute', () => {
     expect(blank.body.error?.fields.map((f) => f.path)).toContain('searchQuery');
   });
 
-  it('counts served searches in the searches-served aggregate', async () => {
+  it('counts served searches in the searches-served aggregate and as trending votes', async () => {
     const n = async () =>
       Number(
         (
@@ -255,6 +255,27 @@ describe('search: prepare and execute', () => {
     const before = await n();
     await search(pair.type);
     await expect.poll(n, { timeout: 15_000 }).toBeGreaterThan(before);
+    // a shopper's served search is a trending vote too (the served-search half of trending)
+    const query = `trendy ${ulid().slice(-8).toLowerCase()}`;
+    await search(
+      query,
+      {},
+      {
+        'user-agent':
+          'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+      },
+    );
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{ n: string }>(
+              `SELECT toString(sum(searches)) AS n FROM trending_queries_hourly WHERE store_id = '${d.storeId}' AND query = '${query}'`,
+            )
+          )[0]?.n,
+        { timeout: 15_000 },
+      )
+      .toBe('1');
   });
 });
 
