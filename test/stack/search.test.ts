@@ -327,7 +327,9 @@ describe('search: rules, ranking rules and redirects', () => {
       ],
     });
     await waitForApp(put);
-    const r = await search(`filterme ${pair.material}`, { pagination: { limit: 100 } });
+    // a colour spans product types: the filter to one type removes results
+    const colour = d.demo.meta(productIndexOf(pair.ids[0])).colors[0].name.toLowerCase();
+    const r = await search(`filterme ${colour}`, { pagination: { limit: 100 } });
     expect(r.body.results.every((x) => x.product_type === pair.type)).toBe(true);
     expect(r.body._meta.sortOrderCode).toBe('price_asc');
     const actions = r.body._meta.appliedSearchRuleActions as { type: string; changed: boolean }[];
@@ -336,8 +338,84 @@ describe('search: rules, ranking rules and redirects', () => {
       ['set_sort_order', true],
     ]);
     // the shopper's own sort wins over the rule's
-    const own = await search(`filterme ${pair.material}`, { sort_order_code: 'price_desc' });
+    const own = await search(`filterme ${colour}`, { sort_order_code: 'price_desc' });
     expect(own.body._meta.sortOrderCode).toBe('price_desc');
+  });
+
+  it('boosts and buries with rule actions, and redirects with a rule', async () => {
+    const w = testStoreWriter();
+    const q = `${pair.type} ${pair.material}`.toLowerCase();
+    const plain = (await search(q, { pagination: { limit: 100 } })).body.results.map((x) => String(x.id));
+    const top = plain[0];
+    const middle = plain[Math.floor(plain.length / 2)];
+    const ruleId = ulid();
+    await w.putConfig(d.storeId, 'search_rule', {
+      id: ruleId,
+      name: 'boost and bury',
+      targeting: { query_match: 'exact', queries: [q] },
+      actions: [
+        {
+          type: 'boost',
+          match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(middle)] }] },
+          factor: 10,
+        },
+        {
+          type: 'bury',
+          match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(top)] }] },
+          factor: 0,
+        },
+      ],
+    });
+    const redirectRule = ulid();
+    const put = await w.putConfig(d.storeId, 'search_rule', {
+      id: redirectRule,
+      name: 'redirect',
+      targeting: { query_match: 'starts_with', queries: ['sale on'] },
+      actions: [{ type: 'redirect', url: '/collections/sale' }],
+    });
+    await waitForApp(put);
+    const r = await search(q, { pagination: { limit: 100 } });
+    const ids = r.body.results.map((x) => String(x.id));
+    // the rank score of the middle product (about 0.5) times 11 leads; the first one times 0 trails
+    expect(ids[0]).toBe(middle);
+    expect(ids[ids.length - 1]).toBe(top);
+    expect(r.body._meta.appliedSearchRuleActions).toEqual([
+      { rule_id: ruleId, type: 'boost', changed: true },
+      { rule_id: ruleId, type: 'bury', changed: true },
+    ]);
+    const red = await search('sale on shirts');
+    expect(red.body._meta.redirect).toEqual({ url: '/collections/sale' });
+    expect(red.body._meta.appliedSearchRules).toEqual([redirectRule]);
+    expect(red.body.results).toEqual([]);
+  });
+
+  it('promotes with a ranking rule, and redirects on a semantic term by its stems', async () => {
+    const w = testStoreWriter();
+    const q = `${pair.plural} ${pair.material}`.toLowerCase();
+    const plain = (await search(q, { pagination: { limit: 100 } })).body.results.map((x) => String(x.id));
+    const target = plain[1];
+    await w.putConfig(d.storeId, 'ranking_rule', {
+      id: ulid(),
+      name: 'promote',
+      queries: [q],
+      type: 'promote',
+      match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(target)] }] },
+      magnitude: 1,
+      status: 'published',
+    });
+    const put = await w.putConfig(d.storeId, 'redirect_term', {
+      term: 'gift cards',
+      url: '/pages/gift-cards',
+      match: 'semantic',
+    });
+    await waitForApp(put);
+    const ids = (await search(q, { pagination: { limit: 100 } })).body.results.map((x) => String(x.id));
+    // promoted by magnitude 1: its rank score doubles (1 − 1/n → about 2), so it leads
+    expect(ids.indexOf(target)).toBeLessThan(plain.indexOf(target));
+    expect(ids[0]).toBe(target);
+    // "gift card" is not the term, but has its stems
+    expect((await search('Gift Card')).body._meta.redirect).toEqual({ url: '/pages/gift-cards' });
+    expect((await search('gift')).body._meta.redirect).toBeUndefined();
   });
 
   it('pins, promotes and demotes with ranking rules for their queries', async () => {

@@ -66,14 +66,14 @@ function product(title: string, type: string, price: number, extra: Partial<Prod
   };
 }
 
-function setup(products: ProductView[]) {
+function setup(products: ProductView[], context: Parameters<typeof normalizeContext>[2] = undefined) {
   const dir = new MemoryDirectory();
   const { storeId } = dir.addStore();
   const catalog = new StoreCatalog(storeId);
   for (const p of products) catalog.putProduct(p);
   const views = new StoreViews(dir);
   const view = views.get(dir.getStore(storeId) as NonNullable<ReturnType<MemoryDirectory['getStore']>>);
-  const ctx = normalizeContext(view, undefined, undefined, { deviceType: 'desktop' });
+  const ctx = normalizeContext(view, undefined, context, { deviceType: 'desktop' });
   if (!ctx.ok) throw new Error('context');
   const input = (): ResultsInput => ({ catalog, view, dir, rc: ctx.context, now: Date.now() });
   return { dir, storeId, catalog, input };
@@ -190,5 +190,30 @@ describe('search engine: stems are applied once', () => {
     expect(hits.terms).toBe(2);
     expect(hits.hits.find((h) => h.id === suede.id)?.matched).toBe(2);
     expect(hits.hits.find((h) => h.id === leather.id)?.matched).toBe(1);
+  });
+});
+
+describe('search engine: personalization', () => {
+  it("ranks the type and vendor of the shopper's viewed and cart products higher among equal matches", async () => {
+    const shirt = product('Linen Shirt', 'Shirt', 40);
+    const dress = product('Linen Dress', 'Dress', 40);
+    const otherDress = product('Silk Dress', 'Dress', 90);
+    const otherShirt = product('Cotton Shirt', 'Shirt', 30);
+    const run = async (context: Parameters<typeof setup>[1]) => {
+      const { input, catalog } = setup([shirt, dress, otherDress, otherShirt], context);
+      const deps: SearchDeps = { text: textIndexOf(catalog), learned: null, semantic: new CooccurrenceProvider() };
+      // learned: null would be degraded; use an empty learned index instead
+      const learned = new LearnedIndex({
+        source: { store: async () => [], queries: async () => [] },
+        logger: createLogger('personal', 'silent'),
+      });
+      deps.learned = await learned.get(catalog.storeId);
+      return executeSearch(input(), 'linen', {}, deps, null).productIds.slice(0, 2);
+    };
+    expect(await run({ productsViewed: [{ id: otherDress.id }] })).toEqual([dress.id, shirt.id]);
+    expect(await run({ productsInCart: [{ productId: otherShirt.id, title: 'Cotton Shirt' }] })).toEqual([
+      shirt.id,
+      dress.id,
+    ]);
   });
 });
