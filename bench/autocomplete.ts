@@ -20,7 +20,6 @@
 //
 // Run: node bench/autocomplete.ts   (BENCH_SECONDS=8, BENCH_ROUNDS=10, BENCH_RATE=2000 to change;
 // BENCH_CPU_PROF=<dir> writes V8 CPU profiles of the app processes)
-import { createRequire } from 'node:module';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,16 +38,9 @@ import { AutocompleteIndex } from '../services/storefront/autocomplete/index.ts'
 import { TRENDING_CHANNEL } from '../schemas/channels.ts';
 import { publishTrending } from '../streams/trending/notify.ts';
 import { helloWorld } from './hello-world-process.ts';
+import { autocannon, type CannonResult, pct } from './cannon.ts';
 
 // autocannon ships no type declarations; the part used here
-interface CannonResult {
-  requests: { average: number };
-  latency: { p50: number; p99: number };
-  non2xx: number;
-}
-const autocannon = createRequire(import.meta.url)('autocannon') as (
-  opts: Record<string, unknown>,
-) => Promise<CannonResult>;
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
@@ -123,10 +115,6 @@ function syntheticQueries(n: number, seed = 1): { query: string; score: number }
   return [...out].map(([query, score]) => ({ query, score }));
 }
 
-const pct = (xs: number[], p: number) => {
-  const a = [...xs].sort((x, y) => x - y);
-  return a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
-};
 const fmt = (n: number, d = 2) => n.toFixed(d);
 
 function microBench() {

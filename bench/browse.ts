@@ -21,34 +21,20 @@
 // BENCH_CACHE_TIMEOUT_MS sets the results cache's GET timeout, default the cache's own)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { freePorts } from '../deploy/local/stack.ts';
 import { startRedis } from '../test/helpers/redis.ts';
 import { helloWorld } from './hello-world-process.ts';
+import { autocannon, pct } from './cannon.ts';
 
 // autocannon ships no type declarations; the part used here
-interface CannonResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number };
-  non2xx: number;
-  /** connection errors, timeouts included */
-  errors: number;
-}
-const autocannon = createRequire(import.meta.url)('autocannon') as (
-  opts: Record<string, unknown>,
-) => Promise<CannonResult>;
 
 const N = Number(process.argv[2] ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const GOALS = { browseP99Ms: 15, facetsP99Ms: 25, lookup50P99Ms: 5, freshnessP95Ms: 1000 };
 
-const pct = (xs: number[], p: number) => {
-  const a = [...xs].sort((x, y) => x - y);
-  return a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
-};
 const fmt = (n: number, d = 2) => n.toFixed(d);
 
 interface Figures {

@@ -15,7 +15,6 @@
 // Run: node bench/search.ts [products=100000]   (BENCH_SECONDS=8, BENCH_ROUNDS=5, BENCH_SESSIONS=3000)
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { ulid } from 'ulid';
 import { freePorts } from '../deploy/local/stack.ts';
@@ -23,16 +22,7 @@ import { searchEvalQuality } from '../services/demo/generator/quality.ts';
 import { COLORS, PRODUCT_TYPES } from '../services/demo/generator/vocab.ts';
 import { startDemoApp } from './demo-app.ts';
 import { helloWorld } from './hello-world-process.ts';
-
-interface CannonResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number };
-  non2xx: number;
-  errors: number;
-}
-const autocannon = createRequire(import.meta.url)('autocannon') as (
-  opts: Record<string, unknown>,
-) => Promise<CannonResult>;
+import { autocannon, pct } from './cannon.ts';
 
 const N = Number(process.argv[2] ?? 100_000);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 3_000);
@@ -44,10 +34,6 @@ const BROWSER_UA =
 
 const fmt = (n: number, d = 2) => n.toFixed(d);
 const line = (label: string, value: string) => process.stdout.write(`  ${label.padEnd(64)} ${value}\n`);
-const pct = (xs: number[], p: number) => {
-  const a = [...xs].sort((x, y) => x - y);
-  return a[Math.min(a.length - 1, Math.floor((p / 100) * a.length))];
-};
 
 process.stdout.write(`search (demo store, ${N.toLocaleString('en-US')} products, ${SESSIONS} sessions)\n`);
 const t0 = Date.now();

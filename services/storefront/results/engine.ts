@@ -144,6 +144,63 @@ export function selectedOptions(
   return out;
 }
 
+/**
+ * The page every product-returning endpoint answers: the records of `pageTiles` and the envelope fields
+ * and `_meta` entries they share (the endpoint adds its own `_meta`, `_workflow`, rules).
+ */
+export function resultPage(
+  input: ResultsInput,
+  body: ResultFields,
+  o: {
+    /** every result tile, in order (totals, breakouts used) */
+    tiles: readonly Tile[];
+    pageTiles: readonly Tile[];
+    scope: Scope;
+    facets: ReturnType<typeof computeFacets>;
+    breakouts: readonly Breakout[];
+    sortOrderCode: string;
+    page: number;
+    limit: number;
+  },
+) {
+  const { catalog } = input;
+  const projection = parseAttributes(body.attributes);
+  const selected = selectedOptions(body);
+  const collectionTitles = (id: string) =>
+    [...catalog.collectionsOf(id)].flatMap((cid) => {
+      const c = catalog.collections.get(cid);
+      return c?.view.published ? [c.view.title] : [];
+    });
+  const usedBreakouts = o.breakouts.filter((b) => o.tiles.some((t) => t.breakout?.id === b.id));
+  return {
+    fields: {
+      results: o.pageTiles.map((t) =>
+        renderTile(t, { projection, scope: o.scope, timestamps: 'iso', selected, collectionTitles }),
+      ),
+      totalResults: o.tiles.length,
+      page: o.page,
+      totalPages: Math.ceil(o.tiles.length / o.limit),
+      resultsPerPage: o.limit,
+      facets: o.facets.facets,
+      facetRanges: o.facets.facetRanges,
+      facetDisplay: o.facets.facetDisplay,
+      filters: body.filter_group ? { ...body.filter_group } : {},
+    },
+    meta: {
+      sortOrderCode: o.sortOrderCode,
+      ...(usedBreakouts.length
+        ? { variantBreakouts: usedBreakouts.map((b) => ({ id: b.id, name: b.name, optionCode: b.optionCode })) }
+        : {}),
+      ...(body.discountEntitlements?.length ? { discountEntitlements: body.discountEntitlements } : {}),
+      ...(o.scope.market ? { market: o.scope.market } : {}),
+      ...(o.scope.currency ? { currency: o.scope.currency } : {}),
+    },
+    productIds: o.pageTiles.map((t) => t.item.p.id),
+    /** featured image URLs of the first tiles (Link preload header) */
+    images: o.pageTiles.slice(0, MAX_PRELOADS).map((t) => featuredImageOf(t, selected)?.src ?? null),
+  };
+}
+
 // ── browse and facets ──
 
 interface CollectionPage {
@@ -192,7 +249,6 @@ export interface BrowseResult {
 
 export function browse(input: ResultsInput, handle: string, body: BrowseBody): BrowseResult {
   const { catalog, view, rc, now } = input;
-  const projection = parseAttributes(body.attributes);
   const { collection, scope, products } = collectionPage(input, handle, body);
   const facetCodes = expandFacets(body.facets, catalog, scope);
   const filter = tileFilter(body.filter_group, scope);
@@ -232,7 +288,6 @@ export function browse(input: ResultsInput, handle: string, body: BrowseBody): B
   }
 
   const { page, limit } = { page: body.pagination?.page ?? 1, limit: body.pagination?.limit ?? 24 };
-  const total = tiles.length;
   let pageTiles: Tile[];
   if (page === 1 && body.dynamicLinking?.products.length) {
     const ids = body.dynamicLinking.products.flatMap((ref) => {
@@ -243,46 +298,32 @@ export function browse(input: ResultsInput, handle: string, body: BrowseBody): B
     pageTiles = pinTiles(tiles, ids).tiles.slice(0, limit);
   } else pageTiles = tiles.slice((page - 1) * limit, page * limit);
 
-  const selected = selectedOptions(body);
-  const collectionTitles = (id: string) =>
-    [...catalog.collectionsOf(id)].flatMap((cid) => {
-      const c = catalog.collections.get(cid);
-      return c?.view.published ? [c.view.title] : [];
-    });
-  const results = pageTiles.map((t) =>
-    renderTile(t, { projection, scope, timestamps: 'iso', selected, collectionTitles }),
-  );
   const banners = rule && active ? liveBanners(rule, rc, now).map((b) => ({ ...b, rule_id: active.id })) : [];
-  const usedBreakouts = breakouts.filter((b) => tiles.some((t) => t.breakout?.id === b.id));
+  const p = resultPage(input, body, {
+    tiles,
+    pageTiles,
+    scope,
+    facets,
+    breakouts,
+    sortOrderCode: sortCode,
+    page,
+    limit,
+  });
   return {
     envelope: {
-      results,
-      totalResults: total,
-      page,
-      totalPages: Math.ceil(total / limit),
-      resultsPerPage: limit,
-      facets: facets.facets,
-      facetRanges: facets.facetRanges,
-      facetDisplay: facets.facetDisplay,
-      filters: body.filter_group ? { ...body.filter_group } : {},
+      ...p.fields,
       appliedRules: active ? [{ id: active.id, name: active.rule.name, preview: active.preview, banners }] : [],
       _meta: {
         collection: { id: Number(collection.view.id), handle: collection.view.handle, title: collection.view.title },
-        sortOrderCode: sortCode,
-        ...(usedBreakouts.length
-          ? { variantBreakouts: usedBreakouts.map((b) => ({ id: b.id, name: b.name, optionCode: b.optionCode })) }
-          : {}),
-        ...(body.discountEntitlements?.length ? { discountEntitlements: body.discountEntitlements } : {}),
-        ...(scope.market ? { market: scope.market } : {}),
-        ...(scope.currency ? { currency: scope.currency } : {}),
+        ...p.meta,
       },
       _workflow: active ? [{ type: 'rule-applied', payload: active.id }] : [],
     },
-    productIds: pageTiles.map((t) => t.item.p.id),
+    productIds: p.productIds,
     sortOrderCode: sortCode,
     ruleId: active?.id ?? null,
     preview: active?.preview ?? false,
-    images: pageTiles.slice(0, MAX_PRELOADS).map((t) => featuredImageOf(t, selected)?.src ?? null),
+    images: p.images,
   };
 }
 

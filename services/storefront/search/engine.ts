@@ -28,13 +28,11 @@ import {
   makeTiles,
   requestScope,
   type ResultsInput,
-  selectedOptions,
+  resultPage,
   tileFilter,
   browse,
 } from '../results/engine.ts';
 import { computeFacets, expandFacets } from '../results/facets.ts';
-import { MAX_PRELOADS } from '../results/preload.ts';
-import { featuredImageOf, parseAttributes, renderTile } from '../results/render.ts';
 import type { Scope } from '../results/scope.ts';
 import { applyMerchBoosts, pinTiles, resolveSortOrder, sortTiles } from '../results/sort.ts';
 import type { Tile } from '../results/tiles.ts';
@@ -332,7 +330,6 @@ export function executeSearch(
   if (expansions.length) workflow.push({ type: 'query-expansion', payload: expansions });
 
   // ── candidates and relevance ──
-  const projection = parseAttributes(body.attributes);
   const scope = requestScope(input, body);
   const { candidates, learnedCount } = collectCandidates(input, plan, fx.expansions, deps, true);
   score(input, plan, candidates);
@@ -441,44 +438,22 @@ export function executeSearch(
   // ── the page ──
   const page = body.pagination?.page ?? 1;
   const limit = body.pagination?.limit ?? 24;
-  const total = tiles.length;
   const pageTiles = tiles.slice((page - 1) * limit, page * limit);
-  const selected = selectedOptions(body);
-  const collectionTitles = (id: string) =>
-    [...catalog.collectionsOf(id)].flatMap((cid) => {
-      const c = catalog.collections.get(cid);
-      return c?.view.published ? [c.view.title] : [];
-    });
-  const results = pageTiles.map((t) =>
-    renderTile(t, { projection, scope, timestamps: 'iso', selected, collectionTitles }),
-  );
-  const usedBreakouts = breakouts.filter((b) => tiles.some((t) => t.breakout?.id === b.id));
-  return {
-    envelope: {
-      results,
-      totalResults: total,
-      page,
-      totalPages: Math.ceil(total / limit),
-      resultsPerPage: limit,
-      facets: facets.facets,
-      facetRanges: facets.facetRanges,
-      facetDisplay: facets.facetDisplay,
-      filters: body.filter_group ? { ...body.filter_group } : {},
-      _meta: {
-        ...baseMeta,
-        sortOrderCode: sortCode,
-        ...(usedBreakouts.length
-          ? { variantBreakouts: usedBreakouts.map((b) => ({ id: b.id, name: b.name, optionCode: b.optionCode })) }
-          : {}),
-        ...(body.discountEntitlements?.length ? { discountEntitlements: body.discountEntitlements } : {}),
-        ...(scope.market ? { market: scope.market } : {}),
-        ...(scope.currency ? { currency: scope.currency } : {}),
-      },
-      _workflow: workflow,
-    },
-    productIds: pageTiles.map((t) => t.item.p.id),
+  const p = resultPage(input, body, {
+    tiles,
+    pageTiles,
+    scope,
+    facets,
+    breakouts,
     sortOrderCode: sortCode,
-    images: pageTiles.slice(0, MAX_PRELOADS).map((t) => featuredImageOf(t, selected)?.src ?? null),
+    page,
+    limit,
+  });
+  return {
+    envelope: { ...p.fields, _meta: { ...baseMeta, ...p.meta }, _workflow: workflow },
+    productIds: p.productIds,
+    sortOrderCode: sortCode,
+    images: p.images,
     plan,
     details,
   };
