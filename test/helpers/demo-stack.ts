@@ -30,12 +30,29 @@ export interface DemoStack {
   close(): Promise<void>;
 }
 
+/** a demo store generated for the running test stack (image URLs on its app) */
+export function generateTestDemo(opts: {
+  name: string;
+  products: number;
+  sessions?: number;
+  seed?: string;
+}): DemoStore {
+  return generateDemoStore({
+    seed: opts.seed ?? `${opts.name}-${process.pid}-${Date.now()}`,
+    products: opts.products,
+    sessions: opts.sessions ?? 50,
+    imageBaseUrl: `${stack().httpUrl}/demo/images`,
+  });
+}
+
 export async function demoStack(opts: {
   name: string;
   products: number;
   sessions?: number;
   /** default: unique per run */
   seed?: string;
+  /** a store generated already (generateTestDemo), else one is generated from the options above */
+  demo?: DemoStore;
 }): Promise<DemoStack> {
   const log = createLogger(opts.name, 'warn');
   const s = stack();
@@ -54,12 +71,7 @@ export async function demoStack(opts: {
     config,
     logger: log,
   });
-  const demo = generateDemoStore({
-    seed: opts.seed ?? `${opts.name}-${process.pid}-${Date.now()}`,
-    products: opts.products,
-    sessions: opts.sessions ?? 50,
-    imageBaseUrl: `${s.httpUrl}/demo/images`,
-  });
+  const demo = opts.demo ?? generateTestDemo(opts);
   const created = await createTestStore({ name: opts.name });
   const writer = testStoreWriter();
   await applyDemoConfig(writer, created.storeId, demo);

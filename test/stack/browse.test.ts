@@ -4,15 +4,10 @@
 // the results engine.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../services/common/config.ts';
-import { createKafka } from '../../services/common/kafka/index.ts';
-import { createLogger } from '../../services/common/logger.ts';
-import { createRedis } from '../../services/common/redis.ts';
-import { TopicCatalogSink } from '../../services/demo/generator/catalog-sink.ts';
-import { type DemoStore, generateDemoStore } from '../../services/demo/generator/generator.ts';
-import { applyDemoConfig, loadCatalog } from '../../services/demo/generator/load.ts';
-import { sql, stack } from '../helpers/stack.ts';
-import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
+import type { DemoStore } from '../../services/demo/generator/generator.ts';
+import { type DemoStack, demoStack, generateTestDemo } from '../helpers/demo-stack.ts';
+import { sql } from '../helpers/stack.ts';
+import { testStoreWriter, waitForApp } from '../helpers/stores.ts';
 
 /** the demo's product objects, as the assertions read them */
 interface Product {
@@ -51,29 +46,7 @@ interface Envelope {
   _workflow: { type: string; payload: unknown }[];
 }
 
-const log = createLogger('browse-test', 'warn');
-const s = stack();
-const config = loadConfig({
-  ...process.env,
-  ...s.env,
-  KAFKA_BROKERS: s.kafkaBrokers.join(','),
-  REDIS_URL: s.redisUrl,
-  SCHEMA_REGISTRY_URL: s.schemaRegistryUrl,
-  CLICKHOUSE_URL: '',
-});
-const redis = createRedis(config.redisUrl, { connectionName: 'browse-test' });
-const sink = new TopicCatalogSink({
-  kafka: createKafka(config.kafkaBrokers, 'browse-test', log),
-  redis,
-  config,
-  logger: log,
-});
-const demo: DemoStore = generateDemoStore({
-  seed: `browse-${process.pid}-${Date.now()}`,
-  products: 240,
-  sessions: 50,
-  imageBaseUrl: `${s.httpUrl}/demo/images`,
-});
+const demo: DemoStore = generateTestDemo({ name: 'browse', products: 240 });
 const products = new Map<string, Product>();
 for (const p of demo.products()) products.set(p.id, p as unknown as Product);
 interface Collection {
@@ -94,53 +67,21 @@ const main = collections
   .sort((a, b) => b.product_ids.length - a.product_ids.length)[0];
 const minPrice = (p: Product) => Math.min(...(p.variants ?? []).map((v) => Number(v.price)));
 
+let d: DemoStack;
 let storeId = '';
-let token = '';
-const base = `${s.httpUrl}/api/storefront/v1`;
+let sink: DemoStack['sink'];
 
-async function post(path: string, body: unknown = {}, headers: Record<string, string> = {}) {
-  const res = await fetch(`${base}${path}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json',
-      'x-storefront-access-token': token,
-      ...headers,
-    },
-    body: JSON.stringify(body),
-  });
-  return { res, body: (await res.json()) as Envelope & { error?: { code: string; fields: { path: string }[] } } };
-}
+const post = (path: string, body: unknown = {}, headers: Record<string, string> = {}) =>
+  d.post<Envelope & { error?: { code: string; fields: { path: string }[] } }>(path, body, headers);
 const browse = (handle: string, body: unknown = {}, headers: Record<string, string> = {}) =>
   post(`/browse/${handle}`, body, headers);
 
 beforeAll(async () => {
-  const created = await createTestStore({ name: 'Browse test store' });
-  storeId = created.storeId;
-  token = created.token;
-  const writer = testStoreWriter();
-  await applyDemoConfig(writer, storeId, demo);
-  await waitForApp(writer);
-  await loadCatalog(sink, storeId, demo);
-  // the projections hold every product, and the read API serves the whole collection
-  // every projection holds the whole store (each catalog topic has its own processor, so each is awaited)
-  const priceEntries = [...demo.prices()].length;
-  const count = async (table: string) =>
-    (
-      await sql<{ n: string }>(
-        `SELECT toString(count()) AS n FROM ${table} FINAL WHERE store_id = '${storeId}' AND is_deleted = 0`,
-      )
-    )[0]?.n;
-  await vi.waitFor(
-    async () => {
-      expect(await count('catalog_products')).toBe(String(demo.productCount));
-      expect(await count('catalog_prices')).toBe(String(priceEntries));
-      expect(await count('catalog_collections')).toBe(String(demo.collections.length));
-      expect(await count('catalog_metaobjects')).toBe(String(demo.metaobjects.length));
-      expect(await count('catalog_b2b_catalogs')).toBe('1');
-    },
-    { timeout: 90_000, interval: 250 },
-  );
+  // the demo store loaded through the catalog import path, every projection awaited
+  d = await demoStack({ name: 'Browse test store', products: demo.productCount, demo });
+  storeId = d.storeId;
+  sink = d.sink;
+  // … and the read API serves the whole collection
   await vi.waitFor(
     async () =>
       expect((await browse(main.handle, { pagination: { limit: 1 } })).body.totalResults).toBe(main.product_ids.length),
@@ -149,9 +90,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await sink.close();
-  redis.disconnect();
-  await closeTestStoreWriter();
+  await d?.close();
 });
 
 describe('browse: the envelope, pagination and sort orders', () => {
