@@ -31,11 +31,14 @@ import type { Order } from '../../schemas/orders.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { type Config, topicName } from '../common/config.ts';
 import {
+  chunksByBytes,
   createIdempotentProducer,
   ensureTopics,
   type Kafka,
+  MAX_REQUEST_BYTES,
   type Message,
   type Producer,
+  type ProducedRecord,
   topicConfigs,
 } from '../common/kafka/index.ts';
 import type { Logger } from '../common/logger.ts';
@@ -180,24 +183,31 @@ export class CatalogWriter {
     const lockKeys = [...new Set(records.map((r) => `${r.topic}\u0000${r.key}`))];
     return this.serialized(lockKeys, async () => {
       const versions = await this.guard(records);
-      const byTopic = new Map<string, Message[]>();
       const stale: OutRecord[] = [];
+      const kept: ProducedRecord[] = [];
       records.forEach((r, i) => {
         const v = versions[i];
         if (v < 0) {
           stale.push(r);
           return;
         }
-        const topic = this.topics[r.topic];
-        const msg: Message = { key: r.key, value: encoded[i] };
-        if (r.value === null) msg.timestamp = String(v);
-        const list = byTopic.get(topic) ?? [];
-        list.push(msg);
-        byTopic.set(topic, list);
+        kept.push({
+          topic: this.topics[r.topic],
+          key: r.key,
+          value: encoded[i],
+          ...(r.value === null ? { timestamp: String(v) } : {}),
+        });
       });
       const produced = records.length - stale.length;
-      if (produced > 0) {
-        const timeoutMs = this.opts.config.CATALOG_PRODUCE_TIMEOUT_MS;
+      const timeoutMs = this.opts.config.CATALOG_PRODUCE_TIMEOUT_MS;
+      // in requests a broker accepts (a record batch over max.message.bytes is refused whole), in order
+      for (const chunk of chunksByBytes(kept, MAX_REQUEST_BYTES)) {
+        const byTopic = new Map<string, Message[]>();
+        for (const m of chunk) {
+          const list = byTopic.get(m.topic) ?? [];
+          list.push({ key: m.key, value: m.value, ...(m.timestamp ? { timestamp: m.timestamp } : {}) } as Message);
+          byTopic.set(m.topic, list);
+        }
         let timer: NodeJS.Timeout | undefined;
         try {
           await Promise.race([

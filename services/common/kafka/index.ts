@@ -11,8 +11,10 @@ export {
   setGroupOffsets,
 } from './kafkajs/consumer.ts';
 export {
+  chunksByBytes,
   createIdempotentProducer,
   createKafka,
+  MAX_REQUEST_BYTES,
   createProducerClient,
   type ProducerClientOptions,
   ensureTopics,
