@@ -19,6 +19,7 @@
 //     answers with the time the insert returned (performance.timeOrigin-based, comparable across processes)
 //
 // Messages to the parent: {type: 'ready', port, token, storeId, figures}, {type: 'changed', …}.
+import { createBlockServices } from '../services/storefront/blocks/services.ts';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import Fastify from 'fastify';
@@ -125,6 +126,7 @@ const frame = {
 };
 const autocomplete = new AutocompleteIndex({ rebuildDebounceMs: 0 });
 const search = await createSearchServices({ db, redis, logger, recordFeedback: noFeedbackLog });
+const blocks = await createBlockServices({ db, logger });
 const app = Fastify({ routerOptions: { maxParamLength: MAX_PARAM_LENGTH }, bodyLimit: 1024 * 1024 });
 await app.register(storefrontPlugin, {
   ...frame,
@@ -132,12 +134,14 @@ await app.register(storefrontPlugin, {
   catalog: catalogIndex,
   resultsCache: null,
   search,
+  blocks,
   prefix: STOREFRONT_PREFIX,
 });
 await app.register(storefrontPlugin, {
   ...frame,
   autocomplete,
   search,
+  blocks,
   catalog: catalogIndex,
   // BENCH_CACHE_TIMEOUT_MS: the cache's GET timeout (default: the ResultsCache default), to try another
   resultsCache: new ResultsCache(

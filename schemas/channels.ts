@@ -128,3 +128,47 @@ export function encodeSearchMessages(changes: readonly SearchChange[]): string[]
 export function parseSearchMessage(text: string): SearchChange[] {
   return SearchMessageSchema.parse(JSON.parse(text));
 }
+
+// ─── agg:related ────────────────────────────────────────────────────────────────────────────────────────
+//
+// `agg:related`: the freshness contract between the processors that write the behavioural pair
+// aggregates (publishers: streams/related/notify.ts, called by `events` for co_view_pairs, co_cart_pairs
+// and viewed_then_bought, and by `orders` for co_purchase_pairs) and the read API's relations index of
+// the recommendation blocks (subscriber: services/storefront/blocks/relations.ts). A message names, per
+// store, the products whose rows (as either side of a pair) a chunk wrote; the subscriber re-reads those
+// products' rows. A repeated or late message is harmless (a re-read gives the current state). Pub/sub
+// has no replay: a subscriber that was disconnected reloads.
+
+export const RELATED_CHANNEL = 'agg:related';
+
+/** products per message at most: the publisher splits larger sets */
+export const RELATED_MESSAGE_MAX_PRODUCTS = 500;
+
+export const RelatedChangeSchema = z.object({
+  store_id: z.string().regex(STORE_ID_RE, STORE_ID_MESSAGE),
+  product_ids: z
+    .array(z.string().regex(/^\d{1,20}$/))
+    .min(1)
+    .max(RELATED_MESSAGE_MAX_PRODUCTS),
+});
+export type RelatedChange = z.infer<typeof RelatedChangeSchema>;
+
+export const RelatedMessageSchema = z.array(RelatedChangeSchema).min(1).max(100);
+
+/** The PUBLISH payloads for a set of changes (validated; at most RELATED_MESSAGE_MAX_PRODUCTS per message). */
+export function encodeRelatedMessages(changes: readonly RelatedChange[]): string[] {
+  const out: string[] = [];
+  for (const c of changes)
+    for (let i = 0; i < c.product_ids.length; i += RELATED_MESSAGE_MAX_PRODUCTS)
+      out.push(
+        JSON.stringify(
+          RelatedMessageSchema.parse([{ ...c, product_ids: c.product_ids.slice(i, i + RELATED_MESSAGE_MAX_PRODUCTS) }]),
+        ),
+      );
+  return out;
+}
+
+/** Parse a message from `agg:related`; throws on a malformed one. */
+export function parseRelatedMessage(text: string): RelatedChange[] {
+  return RelatedMessageSchema.parse(JSON.parse(text));
+}

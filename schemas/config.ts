@@ -207,6 +207,7 @@ export const SortOrderConfig = z.strictObject({
 
 export const ANCHOR_TYPES = [
   'product',
+  'article',
   'collection',
   'cart',
   'home',

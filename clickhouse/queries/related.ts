@@ -98,3 +98,83 @@ export async function relatedProducts(db: Db, opts: RelatedOptions): Promise<Rel
   const rows = await db.query<{ pid: string; score: number; support: string }>(sql, params);
   return rows.map((r) => ({ productId: r.pid, score: Number(r.score), support: Number(r.support) }));
 }
+
+// ─── the read API's relations index (services/storefront/blocks/relations.ts) ───────────────────────────
+
+/** the pair aggregates the recommendation blocks read */
+export type RelationKind = 'co_view' | 'co_cart' | 'co_purchase' | 'viewed_then_bought';
+
+const RELATION_TABLES: Record<RelationKind, { table: string; a: string; b: string; measure: string }> = {
+  co_view: { table: 'co_view_pairs', a: 'product_a', b: 'product_b', measure: 'sessions' },
+  co_cart: { table: 'co_cart_pairs', a: 'product_a', b: 'product_b', measure: 'sessions' },
+  co_purchase: { table: 'co_purchase_pairs', a: 'product_a', b: 'product_b', measure: 'orders' },
+  viewed_then_bought: { table: 'viewed_then_bought', a: 'viewed_id', b: 'bought_id', measure: 'purchases' },
+};
+
+export interface RelationRow {
+  a: string;
+  b: string;
+  /** co-occurrences in the window (for the symmetric pairs the diagonal a = b is the product's own count) */
+  n: number;
+}
+
+/**
+ * A store's pair rows of one kind over the last `days` days, at most `perAnchor` per anchor (the
+ * strongest; for the symmetric pairs the diagonal is always among them, being the largest), optionally
+ * only for the given anchors.
+ */
+export async function relationRows(
+  db: Db,
+  opts: {
+    storeId: string;
+    kind: RelationKind;
+    anchors?: readonly string[];
+    days?: number;
+    perAnchor?: number;
+    now?: Date;
+  },
+): Promise<RelationRow[]> {
+  const t = RELATION_TABLES[opts.kind];
+  const anchors = opts.anchors ? productIds(opts.anchors) : null;
+  if (anchors && anchors.length === 0) return [];
+  const rows = await db.query<{ a: string; b: string; n: number }>(
+    `SELECT toString(${t.a}) AS a, toString(${t.b}) AS b, toFloat64(sum(${t.measure})) AS n
+     FROM ${t.table}
+     WHERE store_id = {store:String} AND day >= toDate({since:String}) - {days:UInt32}
+       ${anchors ? `AND ${t.a} IN {anchors:Array(UInt64)}` : ''}
+     GROUP BY ${t.a}, ${t.b}
+     HAVING n > 0
+     ORDER BY ${t.a}, n DESC, ${t.b}
+     LIMIT {per:UInt32} BY ${t.a}`,
+    {
+      store: opts.storeId,
+      since: (opts.now ?? new Date()).toISOString().slice(0, 10),
+      days: clampInt(opts.days, 1, 3650, 90),
+      per: clampInt(opts.perAnchor, 1, 10_000, 200),
+      ...(anchors ? { anchors: anchors.map(BigInt) } : {}),
+    },
+  );
+  return rows.map((r) => ({ a: r.a, b: r.b, n: Number(r.n) }));
+}
+
+/** viewed-then-bought: purchases of each bought product after any view (the normalizer of that kind) */
+export async function boughtAfterViewTotals(
+  db: Db,
+  opts: { storeId: string; products?: readonly string[]; days?: number; now?: Date },
+): Promise<Map<string, number>> {
+  const products = opts.products ? productIds(opts.products) : null;
+  if (products && products.length === 0) return new Map();
+  const rows = await db.query<{ p: string; n: number }>(
+    `SELECT toString(bought_id) AS p, toFloat64(sum(purchases)) AS n FROM viewed_then_bought
+     WHERE store_id = {store:String} AND day >= toDate({since:String}) - {days:UInt32}
+       ${products ? 'AND bought_id IN {products:Array(UInt64)}' : ''}
+     GROUP BY bought_id HAVING n > 0`,
+    {
+      store: opts.storeId,
+      since: (opts.now ?? new Date()).toISOString().slice(0, 10),
+      days: clampInt(opts.days, 1, 3650, 90),
+      ...(products ? { products: products.map(BigInt) } : {}),
+    },
+  );
+  return new Map(rows.map((r) => [r.p, Number(r.n)]));
+}

@@ -22,6 +22,8 @@ import { StoreViews } from './store-view.ts';
 import { ResultsCache } from './results/cache.ts';
 import { CatalogIndex } from './results/catalog.ts';
 import { loadTrendingCells } from '../../clickhouse/queries/trending.ts';
+import { createDiscoveryServices } from './images/services.ts';
+import { createBlockServices } from './blocks/services.ts';
 
 export const storefrontModule: AppModule = {
   name: 'storefront',
@@ -131,6 +133,29 @@ export const storefrontModule: AppModule = {
       searchSubscriber.disconnect();
     });
 
+    // blocks and similar products: the relations index (live from agg:related), the similar precompute
+    const relatedSubscriber = createRedis(config.redisUrl, { connectionName: 'storefront-related' });
+    relatedSubscriber.on('error', (err) => log.warn({ err: err.message }, 'related subscriber: redis error'));
+    const blocks = await createBlockServices({ db: ctx.db, subscriber: relatedSubscriber, logger: log });
+    ctx.onClose(() => {
+      blocks.close();
+      relatedSubscriber.disconnect();
+    });
+
+    // content search and image search: the content index (agg:catalog), image features (agg:images), uploads
+    const discoverySubscriber = createRedis(config.redisUrl, { connectionName: 'storefront-discovery' });
+    discoverySubscriber.on('error', (err) => log.warn({ err: err.message }, 'discovery subscriber: redis error'));
+    const discovery = await createDiscoveryServices({
+      db: ctx.db,
+      redis: ctx.redis,
+      subscriber: discoverySubscriber,
+      logger: log,
+    });
+    ctx.onClose(() => {
+      discovery.close();
+      discoverySubscriber.disconnect();
+    });
+
     const views = new StoreViews(directory);
     ctx.onClose(() => views.close());
     await ctx.http.register(storefrontPlugin, {
@@ -146,6 +171,8 @@ export const storefrontModule: AppModule = {
       catalog,
       resultsCache,
       search,
+      discovery,
+      blocks,
       build: config.build,
     });
     ctx.announce('storefront API', `http://${config.HOST}:${config.HTTP_PORT}${STOREFRONT_PREFIX}`);

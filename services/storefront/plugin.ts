@@ -15,7 +15,11 @@ import {
   SortOrdersResponseSchema,
 } from '../../schemas/storefront.ts';
 import type { AutocompleteIndex } from './autocomplete/index.ts';
+import { type BlockRoutesOptions, blockRoutes } from './blocks.ts';
 import { browseRoutes } from './browse.ts';
+import { contentRoutes } from './content/routes.ts';
+import { imageRoutes } from './images/routes.ts';
+import { type DiscoveryServices, inertDiscovery } from './images/services.ts';
 import { type SearchRoutesOptions, searchRoutes } from './search.ts';
 import type { ResultsCache } from './results/cache.ts';
 import type { CatalogIndex } from './results/catalog.ts';
@@ -44,6 +48,10 @@ export interface StorefrontPluginOptions extends FrameOptions {
   resultsCache: ResultsCache | null;
   /** text search: learned evidence, semantic provider, prepared-search state, the feedback writer */
   search: Pick<SearchRoutesOptions, 'learned' | 'semantic' | 'state' | 'recordFeedback'>;
+  /** content search and image search (images/services.ts); omitted: inert (no content, no image features) */
+  discovery?: DiscoveryServices;
+  /** recommendation blocks and similar products: the relations index, image look-alikes, the precompute */
+  blocks: Pick<BlockRoutesOptions, 'relations' | 'images' | 'precompute'>;
 }
 
 /** a query under this many characters (code points) after sanitizing counts as empty */
@@ -123,6 +131,18 @@ export async function storefrontPlugin(host: FastifyInstance, opts: StorefrontPl
     cache: opts.resultsCache,
     logger: opts.logger,
   });
+  await blockRoutes(host, {
+    ...opts.blocks,
+    learned: opts.search.learned,
+    catalog: opts.catalog,
+    directory: opts.directory,
+    cache: opts.resultsCache,
+    logger: opts.logger,
+  });
+
+  const discovery = opts.discovery ?? inertDiscovery();
+  await contentRoutes(host, { ...discovery, catalog: opts.catalog, logger: opts.logger });
+  await imageRoutes(host, { ...discovery, catalog: opts.catalog, directory: opts.directory });
 
   // on the untyped instance: the handler sends the document pre-serialized, once generated
   let doc: string | undefined;

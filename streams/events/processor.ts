@@ -14,6 +14,7 @@ import type { Decoded, ProcessContext, Processor, ProcessResult } from '../runti
 import { chTime, RowSummer, zodParse } from '../runtime/util.ts';
 import { TrendingKeys } from '../trending/notify.ts';
 import { LearnedQueries } from './learned-notify.ts';
+import { RelatedProducts } from '../related/notify.ts';
 import { alreadyApplied, applyEvent, newSession, type SessionState } from './sessions.ts';
 
 /** session state outlives the 30-minute gap comfortably, so a lagging processor still sees it */
@@ -91,6 +92,7 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
     const sv = new RowSummer<QueryProductRow>(['sessions']);
     const sc = new RowSummer<QueryProductRow>(['sessions']);
     const learned = new LearnedQueries();
+    const related = new RelatedProducts();
     const vtb = new RowSummer<{
       store_id: string;
       viewed_id: string;
@@ -140,10 +142,14 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
             if (r.country > prev.country) prev.country = r.country;
           }
         },
-        coView: (a, b, day) =>
-          coView.add(`${store}|${a}|${b}|${day}`, { store_id: store, product_a: a, product_b: b, day, sessions: 1 }),
-        coCart: (a, b, day) =>
-          coCart.add(`${store}|${a}|${b}|${day}`, { store_id: store, product_a: a, product_b: b, day, sessions: 1 }),
+        coView: (a, b, day) => {
+          coView.add(`${store}|${a}|${b}|${day}`, { store_id: store, product_a: a, product_b: b, day, sessions: 1 });
+          related.add(store, a, b);
+        },
+        coCart: (a, b, day) => {
+          coCart.add(`${store}|${a}|${b}|${day}`, { store_id: store, product_a: a, product_b: b, day, sessions: 1 });
+          related.add(store, a, b);
+        },
         searchedViewed: (q, p, day) => {
           sv.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, sessions: 1 });
           learned.add(store, q);
@@ -152,8 +158,10 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
           sc.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, sessions: 1 });
           learned.add(store, q);
         },
-        viewedBought: (v, b, day) =>
-          vtb.add(`${store}|${v}|${b}|${day}`, { store_id: store, viewed_id: v, bought_id: b, day, purchases: 1 }),
+        viewedBought: (v, b, day) => {
+          vtb.add(`${store}|${v}|${b}|${day}`, { store_id: store, viewed_id: v, bought_id: b, day, purchases: 1 });
+          related.add(store, v, b);
+        },
         searchedPurchased: (q, p, day) => {
           stp.add(`${store}|${q}|${p}|${day}`, { store_id: store, query: q, product_id: p, day, purchases: 1 });
           learned.add(store, q);
@@ -181,6 +189,7 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
         }
         await trending.notify(ctx);
         await learned.notify(ctx);
+        await related.notify(ctx);
       },
     };
   },

@@ -9,6 +9,7 @@
 // chunk either sees the old state and reproduces the same rows and token, or sees the new state and
 // skips the orders it already applied).
 import { type Order, OrderSchema } from '../../schemas/orders.ts';
+import { RelatedProducts } from '../related/notify.ts';
 import type { Decoded, ProcessContext, Processor, ProcessResult } from '../runtime/types.ts';
 import { chTime, RowSummer, utcDay, zodParse } from '../runtime/util.ts';
 
@@ -190,6 +191,8 @@ export const ordersProcessor: Processor<Order> = {
       .filter((r) => r.units !== 0 || r.orders !== 0 || r.revenue !== 0n)
       .map((r) => ({ ...r, revenue: fromMicros(r.revenue) }));
     const pairRows = pairs.values().filter((r) => r.orders !== 0);
+    const related = new RelatedProducts();
+    for (const r of pairRows) related.add(r.store_id, r.product_a);
     return {
       writes: [
         { table: 'orders_raw', rows: raw },
@@ -197,6 +200,7 @@ export const ordersProcessor: Processor<Order> = {
         { table: 'co_purchase_pairs', rows: pairRows },
       ],
       afterWrite: async () => {
+        await related.notify(ctx);
         if (changed.size === 0) return;
         const tx = ctx.redis.multi();
         for (const k of changed) tx.set(k, JSON.stringify(states.get(k)), 'EX', ORDER_STATE_TTL_S);

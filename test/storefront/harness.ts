@@ -1,3 +1,4 @@
+import { createBlockServices } from '../../services/storefront/blocks/services.ts';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -190,6 +191,7 @@ export async function startHarness(
     catalog,
     resultsCache: new ResultsCache(redis),
     search: await createSearchServices({ db, redis, logger, recordFeedback: noFeedbackLog }),
+    blocks: await createBlockServices({ db, logger }),
     prefix: STOREFRONT_PREFIX,
   });
   await app.register(

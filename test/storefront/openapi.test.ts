@@ -1,6 +1,7 @@
 // The OpenAPI document served at /api/storefront/v1/openapi.json: generated from the routes the plugin
 // registers (each route's zod schemas), valid OpenAPI 3.1 (checked by a standard validator against the
 // official 3.1 schema). A route declared once inside the plugin is validated, serialized and documented.
+import { createBlockServices } from '../../services/storefront/blocks/services.ts';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { CatalogIndex } from '../../services/storefront/results/catalog.ts';
 import { privateDb } from '../helpers/chdb.ts';
@@ -167,6 +168,10 @@ describe('a new endpoint is one declaration', () => {
             redis: redisClient,
             logger: createLogger('openapi-test', 'silent'),
             recordFeedback: noFeedbackLog,
+          }),
+          blocks: await createBlockServices({
+            db: await privateDb('storefront_openapi'),
+            logger: createLogger('openapi-test', 'silent'),
           }),
         });
         // the whole cost of the endpoint: this declaration

@@ -161,6 +161,8 @@ export function resultPage(
     sortOrderCode: string;
     page: number;
     limit: number;
+    /** ISO 8601 (search, browse; the default) or Unix seconds (blocks) */
+    timestamps?: 'iso' | 'unix';
   },
 ) {
   const { catalog } = input;
@@ -175,7 +177,7 @@ export function resultPage(
   return {
     fields: {
       results: o.pageTiles.map((t) =>
-        renderTile(t, { projection, scope: o.scope, timestamps: 'iso', selected, collectionTitles }),
+        renderTile(t, { projection, scope: o.scope, timestamps: o.timestamps ?? 'iso', selected, collectionTitles }),
       ),
       totalResults: o.tiles.length,
       page: o.page,

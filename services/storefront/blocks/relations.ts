@@ -1,0 +1,206 @@
+// What shoppers did together, for the recommendation blocks: per store, the behavioural pair aggregates
+// (co_view_pairs, co_cart_pairs, co_purchase_pairs, viewed_then_bought; written by the `events` and
+// `orders` processors) held in process as anchor → strongest neighbours. Loaded per store on its first
+// block request, then kept fresh from `agg:related`: the processors publish the products whose rows a
+// chunk wrote and the index re-reads exactly those anchors, so a new co-view pattern sent through
+// /beacon moves a block within the processor's linger plus one read. A periodic full reload lets old
+// days age out of the window.
+//
+// Scores are popularity-normalized co-occurrence (item-to-item collaborative filtering): for the
+// symmetric pairs cosine = n_ab / sqrt(n_aa · n_bb), the diagonal n_aa being how many sessions (orders)
+// had the product; for viewed-then-bought n_vb / sqrt(sessions that viewed v · purchases of b after any
+// view). A best seller co-occurs with everything, and the normalization keeps it from topping every
+// block. With several anchors (a cart, a collection) a candidate's per-anchor scores are summed.
+import type { RelationKind, RelationRow } from '../../../clickhouse/queries/related.ts';
+import type { Logger } from '../../common/logger.ts';
+
+export const RELATION_KINDS: readonly RelationKind[] = ['co_view', 'co_cart', 'co_purchase', 'viewed_then_bought'];
+
+/** where the rows come from (clickhouse/queries/related.ts in the app; wired by the module) */
+export interface RelationsSource {
+  rows(storeId: string, kind: RelationKind, anchors?: readonly string[]): Promise<RelationRow[]>;
+  /** viewed-then-bought: purchases of each product after any view */
+  boughtTotals(storeId: string, products?: readonly string[]): Promise<Map<string, number>>;
+}
+
+export interface Neighbour {
+  productId: string;
+  score: number;
+  /** co-occurrences summed over the anchors */
+  support: number;
+}
+
+class KindIndex {
+  /** anchor → neighbours (diagonal excluded), strongest first */
+  readonly pairs = new Map<string, RelationRow[]>();
+  /** product → its own count (symmetric kinds: the diagonal; viewed_then_bought: purchases after a view) */
+  readonly own = new Map<string, number>();
+
+  setAnchor(anchor: string, rows: readonly RelationRow[], symmetric: boolean): void {
+    const list = rows.filter((r) => r.b !== anchor);
+    if (list.length) this.pairs.set(anchor, list);
+    else this.pairs.delete(anchor);
+    if (symmetric) {
+      const diag = rows.find((r) => r.b === anchor);
+      if (diag) this.own.set(anchor, diag.n);
+      else this.own.delete(anchor);
+    }
+  }
+}
+
+export class StoreRelations {
+  readonly kinds = new Map<RelationKind, KindIndex>(RELATION_KINDS.map((k) => [k, new KindIndex()]));
+  version = 0;
+
+  private kind(k: RelationKind): KindIndex {
+    return this.kinds.get(k) as KindIndex;
+  }
+
+  /** whether the store has any pair of this kind (cold start otherwise) */
+  has(kind: RelationKind): boolean {
+    return this.kind(kind).pairs.size > 0;
+  }
+
+  apply(kind: RelationKind, anchors: readonly string[] | null, rows: readonly RelationRow[]): void {
+    const idx = this.kind(kind);
+    const byAnchor = new Map<string, RelationRow[]>();
+    for (const r of rows) {
+      let list = byAnchor.get(r.a);
+      if (!list) byAnchor.set(r.a, (list = []));
+      list.push(r);
+    }
+    const symmetric = kind !== 'viewed_then_bought';
+    for (const a of anchors ?? byAnchor.keys()) idx.setAnchor(a, byAnchor.get(a) ?? [], symmetric);
+  }
+
+  setBoughtTotals(totals: ReadonlyMap<string, number>, products: readonly string[] | null): void {
+    const own = this.kind('viewed_then_bought').own;
+    if (products === null) own.clear();
+    for (const p of products ?? totals.keys()) {
+      const n = totals.get(p);
+      if (n) own.set(p, n);
+      else own.delete(p);
+    }
+  }
+
+  /**
+   * Neighbours of the anchors, popularity-normalized, strongest first; anchors and `exclude` never
+   * returned. `weights` scales each anchor's contribution (recency of a viewed product, a cart's order).
+   */
+  neighbours(
+    kind: RelationKind,
+    anchors: readonly string[],
+    exclude: ReadonlySet<string> = new Set(),
+    weights?: ReadonlyMap<string, number>,
+  ): Neighbour[] {
+    const idx = this.kind(kind);
+    const views = this.kind('co_view').own;
+    const anchorSet = new Set(anchors);
+    const acc = new Map<string, Neighbour>();
+    for (const a of anchorSet) {
+      const rows = idx.pairs.get(a);
+      if (!rows) continue;
+      const w = weights?.get(a) ?? 1;
+      // viewed-then-bought normalizes by the sessions that viewed the anchor (the co-view diagonal)
+      const na = kind === 'viewed_then_bought' ? views.get(a) : idx.own.get(a);
+      for (const r of rows) {
+        if (anchorSet.has(r.b) || exclude.has(r.b)) continue;
+        const nb = idx.own.get(r.b);
+        const score = (w * r.n) / Math.sqrt(Math.max(na ?? r.n, r.n) * Math.max(nb ?? r.n, r.n));
+        const cur = acc.get(r.b);
+        if (cur) {
+          cur.score += score;
+          cur.support += r.n;
+        } else acc.set(r.b, { productId: r.b, score, support: r.n });
+      }
+    }
+    return [...acc.values()].sort(
+      (x, y) => y.score - x.score || y.support - x.support || (x.productId < y.productId ? -1 : 1),
+    );
+  }
+}
+
+export interface RelationsIndexOptions {
+  source: RelationsSource;
+  logger: Logger;
+  /** full reload of loaded stores every this many ms (default 10 minutes) */
+  refreshMs?: number;
+}
+
+/** Per-store behavioural relations. */
+export class RelationsIndex {
+  private readonly stores = new Map<string, Promise<StoreRelations>>();
+  private readonly loaded = new Map<string, StoreRelations>();
+  private readonly opts: RelationsIndexOptions;
+  private timer: NodeJS.Timeout | null = null;
+  private chain: Promise<void> = Promise.resolve();
+  /** products re-read after `agg:related` messages (metrics, tests) */
+  changesApplied = 0;
+
+  constructor(opts: RelationsIndexOptions) {
+    this.opts = opts;
+    this.timer = setInterval(() => this.reloadAll(), opts.refreshMs ?? 600_000);
+    this.timer.unref();
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** the store's relations (loading them on first use; a failed load rejects) */
+  get(storeId: string): Promise<StoreRelations> {
+    let p = this.stores.get(storeId);
+    if (!p) {
+      p = this.load(storeId);
+      this.stores.set(storeId, p);
+      p.catch(() => this.stores.delete(storeId));
+    }
+    return p;
+  }
+
+  private async load(storeId: string): Promise<StoreRelations> {
+    const s = new StoreRelations();
+    const [rows, totals] = await Promise.all([
+      Promise.all(RELATION_KINDS.map((k) => this.opts.source.rows(storeId, k))),
+      this.opts.source.boughtTotals(storeId),
+    ]);
+    for (const [i, k] of RELATION_KINDS.entries()) s.apply(k, null, rows[i]);
+    s.setBoughtTotals(totals, null);
+    s.version = (this.loaded.get(storeId)?.version ?? 0) + 1;
+    this.loaded.set(storeId, s);
+    return s;
+  }
+
+  /** reload every loaded store (periodically, and after a pub/sub reconnect: messages may have been missed) */
+  reloadAll(): void {
+    for (const id of this.loaded.keys()) {
+      const p = this.load(id);
+      p.then(
+        () => this.stores.set(id, p),
+        (err: Error) => this.opts.logger.warn({ err: err.message, store: id }, 'relations index: reload failed'),
+      );
+    }
+  }
+
+  /** `agg:related`: these products' rows changed; re-read them (serialized, so the newest read wins) */
+  changed(storeId: string, products: readonly string[]): Promise<void> {
+    const s = this.loaded.get(storeId);
+    if (!s || products.length === 0) return Promise.resolve();
+    this.chain = this.chain.then(async () => {
+      try {
+        const [rows, totals] = await Promise.all([
+          Promise.all(RELATION_KINDS.map((k) => this.opts.source.rows(storeId, k, products))),
+          this.opts.source.boughtTotals(storeId, products),
+        ]);
+        for (const [i, k] of RELATION_KINDS.entries()) s.apply(k, products, rows[i]);
+        s.setBoughtTotals(totals, products);
+        s.version++;
+        this.changesApplied += products.length;
+      } catch (err) {
+        this.opts.logger.warn({ err: (err as Error).message, store: storeId }, 'relations index: change not applied');
+      }
+    });
+    return this.chain;
+  }
+}
