@@ -11,6 +11,7 @@ import {
 } from './catalog/index.ts';
 import { eventsProcessor } from './events/processor.ts';
 import { feedbackProcessor } from './feedback/processor.ts';
+import { imagesContentProcessor, imagesProductsProcessor } from './images/processor.ts';
 import { ordersProcessor } from './orders/processor.ts';
 import { rejectedProcessor } from './rejected/processor.ts';
 import { requestsProcessor } from './requests/processor.ts';
@@ -33,6 +34,9 @@ export const PROCESSORS: Record<string, Processor<any>> = {
   store_config: storeConfigProcessor,
   // search feedback (POST /search/feedback) → search_feedback
   feedback: feedbackProcessor,
+  // image features of products and content (streams/images) → image_features, agg:images
+  images_products: imagesProductsProcessor,
+  images_content: imagesContentProcessor,
 };
 
 /** The processor of a name; `catalog-products` is accepted for `catalog_products` (and so on). */

@@ -1,0 +1,294 @@
+// Visual features of an image, shared by the image-features processor (streams/images: product and content
+// images) and the read API (services/storefront/images: the query image of image search), so both sides
+// compute exactly the same numbers. Real pixels: decoded with sharp (JPEG, PNG, WebP), EXIF-rotated,
+// transparency flattened onto white, resampled to 64 × 64.
+//
+// The local provider (`local-v1`, the default; no network, no model files) describes an image by
+//   - a foreground-weighted HSV colour histogram (112 bins: 12 hues, soft-assigned, × 3 saturations × 3
+//     values, plus 4 grey levels): each pixel counts by how far its colour is from the background colour,
+//     estimated from the image border, so a product photographed on a plain backdrop is described by the
+//     product rather than the backdrop;
+//   - a spatial colour layout (4 × 4 cells, mean CIE Lab each: 48 numbers): where the colours are;
+//   - an edge-orientation histogram (8 orientations × 2 × 2 quadrants: 32 numbers): shape and pattern
+//     (stripes, dots) independently of colour;
+//   - a 64-bit difference hash (dHash) of the grey image: near-duplicates.
+// Similarity (0-1) is 0.45 histogram intersection + 0.2 layout + 0.2 edge cosine + 0.15 hash agreement.
+//
+// A learned model (a CLIP-style embedding service) plugs in as another `ImageFeatureProvider`: its
+// `model` id is stored with every feature row, and an index compares only features of the same model.
+import sharp from 'sharp';
+
+/** uploads and fetched images larger than this are refused (the spec's 15 MB) */
+export const MAX_IMAGE_BYTES = 15 * 1024 * 1024;
+/** decoded pixels at most (a decompression bomb is refused before it is decoded) */
+export const MAX_IMAGE_PIXELS = 50_000_000;
+export const IMAGE_FORMATS = ['jpeg', 'png', 'webp'] as const;
+export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+
+export type ImageErrorReason = 'too_large' | 'unsupported_format' | 'truncated' | 'too_many_pixels' | 'undecodable';
+
+/** An image that cannot be described: the reason is a stable code, the message says what to do. */
+export class ImageError extends Error {
+  readonly reason: ImageErrorReason;
+  constructor(reason: ImageErrorReason, message: string) {
+    super(message);
+    this.name = 'ImageError';
+    this.reason = reason;
+  }
+}
+
+export interface ImageFeatures {
+  /** the provider that computed them (features of different models are never compared) */
+  model: string;
+  vector: Float32Array;
+  /** 64-bit perceptual hash as 16 hex digits ('' when the provider has none) */
+  hash: string;
+}
+
+export interface ImageFeatureProvider {
+  readonly model: string;
+  /** decode and describe; throws ImageError for what is not a usable JPEG, PNG or WebP */
+  extract(bytes: Buffer): Promise<ImageFeatures>;
+  /** 0 (unrelated) … 1 (the same image) */
+  similarity(a: ImageFeatures, b: ImageFeatures): number;
+}
+
+// ── decoding ──
+
+const SIDE = 64;
+const HUES = 12;
+const HIST = HUES * 9 + 4;
+const LAYOUT = 48;
+const EDGES = 32;
+export const LOCAL_DIMS = HIST + LAYOUT + EDGES;
+
+/** The format of an image's bytes, checked by its signature (before any decoding). */
+export function sniffFormat(bytes: Buffer): ImageFormat | null {
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg';
+  if (bytes.length >= 8 && bytes.readUInt32BE(0) === 0x89504e47 && bytes.readUInt32BE(4) === 0x0d0a1a0a) return 'png';
+  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP')
+    return 'webp';
+  return null;
+}
+
+/** Decode to 64 × 64 RGB (EXIF-rotated, alpha flattened onto white); ImageError when unusable. */
+export async function decodeImage(
+  bytes: Buffer,
+): Promise<{ rgb: Buffer; format: ImageFormat; width: number; height: number }> {
+  if (bytes.length > MAX_IMAGE_BYTES)
+    throw new ImageError('too_large', `the image is ${bytes.length} bytes; at most ${MAX_IMAGE_BYTES} (15 MB)`);
+  const format = sniffFormat(bytes);
+  if (!format) throw new ImageError('unsupported_format', 'not a JPEG, PNG or WebP image');
+  let width = 0;
+  let height = 0;
+  try {
+    const img = sharp(bytes, { failOn: 'truncated', limitInputPixels: MAX_IMAGE_PIXELS, sequentialRead: true });
+    const meta = await img.metadata();
+    width = meta.width ?? 0;
+    height = meta.height ?? 0;
+    if (width * height > MAX_IMAGE_PIXELS)
+      throw new ImageError('too_many_pixels', `the image has ${width} × ${height} pixels; at most ${MAX_IMAGE_PIXELS}`);
+    const { data } = await img
+      .rotate()
+      .flatten({ background: '#ffffff' })
+      .resize(SIDE, SIDE, { fit: 'fill', kernel: 'cubic' })
+      .removeAlpha()
+      .toColourspace('srgb')
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    if (data.length !== SIDE * SIDE * 3) throw new ImageError('undecodable', 'the image could not be decoded');
+    return { rgb: data, format, width, height };
+  } catch (err) {
+    if (err instanceof ImageError) throw err;
+    const msg = (err as Error).message;
+    if (/pixel limit/i.test(msg))
+      throw new ImageError('too_many_pixels', `the image has more than ${MAX_IMAGE_PIXELS} pixels`);
+    if (/truncat|premature end|unexpected end|corrupt|damaged|read error|not enough data|incomplete/i.test(msg))
+      throw new ImageError('truncated', `the ${format.toUpperCase()} data is truncated or corrupt`);
+    throw new ImageError('undecodable', `the ${format.toUpperCase()} image could not be decoded`);
+  }
+}
+
+// ── the local features ──
+
+function rgbToHsv(r: number, g: number, b: number): [number, number, number] {
+  const max = Math.max(r, g, b);
+  const min = Math.min(r, g, b);
+  const d = max - min;
+  let h = 0;
+  if (d > 0) {
+    if (max === r) h = ((g - b) / d + 6) % 6;
+    else if (max === g) h = (b - r) / d + 2;
+    else h = (r - g) / d + 4;
+  }
+  return [h / 6, max === 0 ? 0 : d / max, max / 255];
+}
+
+const srgbLinear = (c: number) => {
+  const v = c / 255;
+  return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+};
+const labF = (t: number) => (t > 216 / 24389 ? Math.cbrt(t) : (24389 / 27 / 116) * t + 16 / 116);
+
+function rgbToLab(r: number, g: number, b: number): [number, number, number] {
+  const R = srgbLinear(r);
+  const G = srgbLinear(g);
+  const B = srgbLinear(b);
+  const x = labF((0.4124 * R + 0.3576 * G + 0.1805 * B) / 0.95047);
+  const y = labF(0.2126 * R + 0.7152 * G + 0.0722 * B);
+  const z = labF((0.0193 * R + 0.1192 * G + 0.9505 * B) / 1.08883);
+  return [116 * y - 16, 500 * (x - y), 200 * (y - z)];
+}
+
+/** The local feature vector and dHash of 64 × 64 RGB pixels. */
+export function localFeatures(rgb: Buffer): { vector: Float32Array; hash: string } {
+  const n = SIDE * SIDE;
+  const vector = new Float32Array(LOCAL_DIMS);
+  // background: the mean colour of the border pixels
+  let br = 0;
+  let bg = 0;
+  let bb = 0;
+  let bn = 0;
+  for (let y = 0; y < SIDE; y++)
+    for (let x = 0; x < SIDE; x++) {
+      if (x !== 0 && y !== 0 && x !== SIDE - 1 && y !== SIDE - 1) continue;
+      const i = (y * SIDE + x) * 3;
+      br += rgb[i];
+      bg += rgb[i + 1];
+      bb += rgb[i + 2];
+      bn++;
+    }
+  br /= bn;
+  bg /= bn;
+  bb /= bn;
+  const grey = new Float32Array(n);
+  let total = 0;
+  const lab = new Float64Array(LAYOUT);
+  for (let p = 0; p < n; p++) {
+    const r = rgb[p * 3];
+    const g = rgb[p * 3 + 1];
+    const b = rgb[p * 3 + 2];
+    grey[p] = 0.299 * r + 0.587 * g + 0.114 * b;
+    // foreground weight: distance from the background colour (a floor keeps a full-bleed image described)
+    const dist = Math.sqrt((r - br) ** 2 + (g - bg) ** 2 + (b - bb) ** 2);
+    const w = Math.max(0.02, Math.min(1, dist / 60));
+    total += w;
+    const [h, s, v] = rgbToHsv(r, g, b);
+    if (s < 0.18 || v < 0.12) {
+      vector[HUES * 9 + Math.min(3, Math.floor(v * 4))] += w;
+    } else {
+      const si = s < 0.45 ? 0 : s < 0.75 ? 1 : 2;
+      const vi = v < 0.45 ? 0 : v < 0.75 ? 1 : 2;
+      // soft hue: split between the two nearest hue bins
+      const hp = h * HUES - 0.5;
+      const h0 = Math.floor(hp);
+      const f = hp - h0;
+      const a = (h0 + HUES) % HUES;
+      const c = (h0 + 1) % HUES;
+      vector[(a * 3 + si) * 3 + vi] += w * (1 - f);
+      vector[(c * 3 + si) * 3 + vi] += w * f;
+    }
+    // layout: mean Lab per 16 × 16 cell, scaled to about 0-1
+    const cell = Math.floor(Math.floor(p / SIDE) / 16) * 4 + Math.floor((p % SIDE) / 16);
+    const [L, A, B] = rgbToLab(r, g, b);
+    lab[cell * 3] += L / 100;
+    lab[cell * 3 + 1] += (A + 128) / 256;
+    lab[cell * 3 + 2] += (B + 128) / 256;
+  }
+  for (let i = 0; i < HIST; i++) vector[i] /= total;
+  for (let i = 0; i < LAYOUT; i++) vector[HIST + i] = lab[i] / 256;
+  // edge orientations: Sobel on the grey image, 8 orientations (mod 180°) per quadrant, L2-normalized
+  const e0 = HIST + LAYOUT;
+  for (let y = 1; y < SIDE - 1; y++)
+    for (let x = 1; x < SIDE - 1; x++) {
+      const at = (dx: number, dy: number) => grey[(y + dy) * SIDE + x + dx];
+      const gx = at(1, -1) + 2 * at(1, 0) + at(1, 1) - at(-1, -1) - 2 * at(-1, 0) - at(-1, 1);
+      const gy = at(-1, 1) + 2 * at(0, 1) + at(1, 1) - at(-1, -1) - 2 * at(0, -1) - at(1, -1);
+      const mag = Math.sqrt(gx * gx + gy * gy);
+      if (mag < 40) continue;
+      const ang = (Math.atan2(gy, gx) + Math.PI) % Math.PI;
+      const bin = Math.min(7, Math.floor((ang / Math.PI) * 8));
+      const q = (y < SIDE / 2 ? 0 : 2) + (x < SIDE / 2 ? 0 : 1);
+      vector[e0 + q * 8 + bin] += mag;
+    }
+  let norm = 0;
+  for (let i = 0; i < EDGES; i++) norm += vector[e0 + i] ** 2;
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let i = 0; i < EDGES; i++) vector[e0 + i] /= norm;
+  return { vector, hash: dHash(grey) };
+}
+
+/** dHash: the grey image box-averaged to 9 × 8, one bit per horizontally adjacent pair. */
+function dHash(grey: Float32Array): string {
+  const cells = new Float64Array(72);
+  for (let y = 0; y < SIDE; y++) {
+    const cy = Math.floor((y * 8) / SIDE);
+    for (let x = 0; x < SIDE; x++) cells[cy * 9 + Math.floor((x * 9) / SIDE)] += grey[y * SIDE + x];
+  }
+  let bits = 0n;
+  for (let y = 0; y < 8; y++)
+    for (let x = 0; x < 8; x++) bits = (bits << 1n) | (cells[y * 9 + x] < cells[y * 9 + x + 1] ? 1n : 0n);
+  return bits.toString(16).padStart(16, '0');
+}
+
+function hammingHex(a: string, b: string): number {
+  let x = BigInt(`0x${a}`) ^ BigInt(`0x${b}`);
+  let n = 0;
+  while (x) {
+    x &= x - 1n;
+    n++;
+  }
+  return n;
+}
+
+/** the weights of the local similarity's parts */
+export const LOCAL_WEIGHTS = { histogram: 0.45, layout: 0.2, edges: 0.2, hash: 0.15 } as const;
+
+export function localSimilarity(a: ImageFeatures, b: ImageFeatures): number {
+  const x = a.vector;
+  const y = b.vector;
+  if (x.length !== LOCAL_DIMS || y.length !== LOCAL_DIMS) return 0;
+  let hist = 0;
+  for (let i = 0; i < HIST; i++) hist += Math.min(x[i], y[i]);
+  let sq = 0;
+  for (let i = HIST; i < HIST + LAYOUT; i++) sq += (x[i] - y[i]) ** 2;
+  const layout = Math.max(0, 1 - 4 * Math.sqrt(sq / LAYOUT));
+  let dot = 0;
+  for (let i = HIST + LAYOUT; i < LOCAL_DIMS; i++) dot += x[i] * y[i];
+  const hash = a.hash && b.hash ? 1 - hammingHex(a.hash, b.hash) / 64 : 0;
+  return (
+    LOCAL_WEIGHTS.histogram * Math.min(1, hist) +
+    LOCAL_WEIGHTS.layout * layout +
+    LOCAL_WEIGHTS.edges * Math.min(1, dot) +
+    LOCAL_WEIGHTS.hash * hash
+  );
+}
+
+/** The default provider: the local features above (no network, no model). */
+export const localProvider: ImageFeatureProvider = {
+  model: 'local-v1',
+  async extract(bytes) {
+    const { rgb } = await decodeImage(bytes);
+    return { model: 'local-v1', ...localFeatures(rgb) };
+  },
+  similarity: localSimilarity,
+};
+
+/**
+ * The provider a deployment uses. Only `local-v1` ships; a learned model is added by implementing
+ * ImageFeatureProvider (extract = the model's embedding of the decoded image, similarity = cosine) and
+ * returning it here under its own model id. Both the processor and the read API call this, so they agree.
+ */
+export function imageFeatureProvider(model = 'local-v1'): ImageFeatureProvider {
+  if (model === 'local-v1') return localProvider;
+  throw new Error(`unknown image feature model ${JSON.stringify(model)}; available: local-v1`);
+}
+
+/** features ⇄ their stored form (Redis, ClickHouse rows) */
+export function featuresToJson(f: ImageFeatures): { model: string; vector: number[]; hash: string } {
+  return { model: f.model, vector: Array.from(f.vector, (v) => Math.round(v * 1e6) / 1e6), hash: f.hash };
+}
+
+export function featuresFromJson(o: { model: string; vector: number[]; hash: string }): ImageFeatures {
+  return { model: o.model, vector: Float32Array.from(o.vector), hash: o.hash };
+}
