@@ -64,6 +64,12 @@ export const RAW_TABLES = {
     },
     notStored: {},
   },
+  site: {
+    topic: 'site',
+    table: 'site_events_raw',
+    columns: {},
+    notStored: {},
+  },
 } as const satisfies Record<string, RawTableContract>;
 
 export type RawTableKey = keyof typeof RAW_TABLES;

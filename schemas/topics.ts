@@ -111,6 +111,14 @@ export const TOPICS = {
     retentionMs: -1,
     description: 'Store configuration as events: stores, tokens, markets, sort orders, blocks, rules, …',
   },
+  site: {
+    name: 'site.events.v1',
+    key: "kind (one form's submissions stay in order)",
+    partitions: 1,
+    cleanupPolicy: 'delete',
+    retentionMs: -1,
+    description: 'Public-site submissions: newsletter signups, article unlocks, integration requests and corrections, arcade scores',
+  },
   schemas: {
     name: '_schemas',
     key: 'registry record key (subject + version, config, …)',

@@ -15,6 +15,7 @@ import { imagesContentProcessor, imagesProductsProcessor } from './images/proces
 import { ordersProcessor } from './orders/processor.ts';
 import { rejectedProcessor } from './rejected/processor.ts';
 import { requestsProcessor } from './requests/processor.ts';
+import { siteProcessor } from './site/processor.ts';
 import { storeConfigProcessor } from './store-config/processor.ts';
 import type { Processor } from './runtime/types.ts';
 
@@ -37,6 +38,8 @@ export const PROCESSORS: Record<string, Processor<any>> = {
   // image features of products and content (streams/images) → image_features, agg:images
   images_products: imagesProductsProcessor,
   images_content: imagesContentProcessor,
+  // public-site submissions (forms, arcade scores) → site_events_raw
+  site: siteProcessor,
 };
 
 /** The processor of a name; `catalog-products` is accepted for `catalog_products` (and so on). */

@@ -12,6 +12,7 @@ export const AVSC_FILES = {
   requests: 'request-event.avsc',
   feedback: 'search-feedback.avsc',
   orders: 'order.avsc',
+  site: 'site-event.avsc',
   products: 'catalog-product.avsc',
   collections: 'catalog-collection.avsc',
   content: 'catalog-content.avsc',

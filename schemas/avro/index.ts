@@ -7,6 +7,7 @@ import { EnrichedEventSchema, RejectedEventSchema } from '../events.ts';
 import { SearchFeedbackRecordSchema } from '../feedback.ts';
 import { OrderSchema } from '../orders.ts';
 import { RequestEventSchema } from '../requests.ts';
+import { SiteEventSchema } from '../site.ts';
 import type { TopicKey } from '../topics.ts';
 import { avroFromZod } from './generate.ts';
 
@@ -45,6 +46,12 @@ export const orderAvro: Schema = avroFromZod(OrderSchema, {
   doc: 'An order from the commerce platform (commerce.orders.v1)',
 });
 
+export const siteEventAvro: Schema = avroFromZod(SiteEventSchema, {
+  name: 'SiteEvent',
+  namespace: `${NS}.site`,
+  doc: 'One public-site submission: a form or an arcade score (site.events.v1)',
+});
+
 /** Value schemas by topic key (see schemas/topics.ts). */
 export const VALUE_SCHEMAS = {
   events: storefrontEventAvro,
@@ -52,6 +59,7 @@ export const VALUE_SCHEMAS = {
   requests: requestEventAvro,
   feedback: searchFeedbackAvro,
   orders: orderAvro,
+  site: siteEventAvro,
 } as const satisfies Partial<Record<TopicKey, Schema>>;
 
 /**

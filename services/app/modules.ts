@@ -3,6 +3,7 @@ import { beaconModule } from '../beacon/module.ts';
 import { catalogModule } from '../catalog/module.ts';
 import { demoModule } from '../demo/module.ts';
 import { schemaRegistryModule } from '../schema-registry/module.ts';
+import { siteModule } from '../site/module.ts';
 import { storeConfigModule } from '../store-config/module.ts';
 import { storefrontModule } from '../storefront/module.ts';
 import { streamsModule } from '../../streams/module.ts';
@@ -14,6 +15,7 @@ export const modules: AppModule[] = [
   beaconModule,
   streamsModule,
   storefrontModule,
+  siteModule,
   catalogModule,
   demoModule,
 ];

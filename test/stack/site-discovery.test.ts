@@ -1,0 +1,269 @@
+// The public site's discovery surface against the real app: the OpenAPI document (the storefront API's
+// own operations, valid OpenAPI 3.1 by a standard validator, JSON and YAML), llms.txt, sitemap.xml, the
+// RFC 9727 API catalog, the Agent Skills index (digests of the served bytes), the MCP server card, and the
+// read-only MCP server driven by the official SDK's client (plus the spec's raw 202 / 400 / 405 answers).
+import { createHash } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import YAML from 'yaml';
+import { ARTICLES } from '../../services/site/content.ts';
+import { stack } from '../helpers/stack.ts';
+
+let base: string;
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
+const json = (r: Response): Promise<any> => r.json();
+const clients: Client[] = [];
+
+beforeAll(() => {
+  base = stack().httpUrl;
+});
+afterAll(async () => {
+  for (const c of clients) await c.close();
+});
+
+async function mcpClient(fetchImpl?: typeof fetch): Promise<Client> {
+  const client = new Client({ name: 'site-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/.well-known/mcp`), fetchImpl ? { fetch: fetchImpl } : {}),
+  );
+  clients.push(client);
+  return client;
+}
+
+const rpc = (body: string, headers: Record<string, string> = {}) =>
+  fetch(`${base}/.well-known/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body,
+  });
+
+describe('OpenAPI document', () => {
+  it('is valid OpenAPI 3.1, version 1.0.0, with exactly the storefront API document’s operations', async () => {
+    const r = await fetch(`${base}/openapi.json`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    const doc = await json(r);
+    const validator = new Validator();
+    const res = await validator.validate(structuredClone(doc));
+    expect(res.errors ?? []).toEqual([]);
+    expect(validator.version).toBe('3.1');
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.servers).toEqual([{ url: `${base}/api/storefront/v1`, description: expect.any(String) }]);
+
+    const own = await json(await fetch(`${base}/api/storefront/v1/openapi.json`));
+    const ops = (d: { paths: Record<string, Record<string, { operationId: string }>> }) =>
+      Object.entries(d.paths)
+        .flatMap(([p, m]) => Object.entries(m).map(([method, op]) => `${method} ${p} ${op.operationId}`))
+        .sort();
+    expect(ops(doc)).toEqual(ops(own));
+    expect(ops(doc)).toContain('post /search/{searchQuery}/execute executeSearch');
+    expect(doc.paths).toEqual(own.paths);
+    expect(doc.components).toEqual(own.components);
+  });
+
+  it('is served as YAML with the same content', async () => {
+    const r = await fetch(`${base}/openapi.yaml`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^application\/yaml/);
+    const fromYaml = YAML.parse(await r.text());
+    const fromJson = await json(await fetch(`${base}/openapi.json`));
+    expect(fromYaml).toEqual(fromJson);
+  });
+
+  it('answers 304 to a matching If-None-Match and 405 to other methods', async () => {
+    const first = await fetch(`${base}/openapi.json`);
+    const etag = first.headers.get('etag') as string;
+    expect(etag).toMatch(/^".+"$/);
+    expect((await fetch(`${base}/openapi.json`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    const r = await fetch(`${base}/openapi.json`, { method: 'POST' });
+    expect(r.status).toBe(405);
+    expect(r.headers.get('allow')).toBe('GET, HEAD');
+    expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    const body = await json(r);
+    expect(body).toMatchObject({ status: 405, title: 'Method Not Allowed', error: { code: 'method_not_allowed' } });
+    expect(body.error.hint).toEqual(expect.any(String));
+  });
+});
+
+describe('llms.txt, sitemap, API catalog, agent skills', () => {
+  it('llms.txt is a plain-text overview linking the API documents, MCP and every article', async () => {
+    const r = await fetch(`${base}/llms.txt`);
+    expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await r.text();
+    expect(text.startsWith('# Storefront Discovery\n')).toBe(true);
+    for (const link of ['/openapi.json', '/.well-known/mcp', '/.well-known/agent-skills/index.json'])
+      expect(text).toContain(`(${base}${link})`);
+    for (const a of ARTICLES) expect(text).toContain(`${base}/articles/${a.slug}`);
+    expect(text).toContain('POST /api/storefront/v1/search/{searchQuery}/execute');
+  });
+
+  it('sitemap.xml is a urlset of the landing page, the pages and every article, each URL reachable', async () => {
+    const r = await fetch(`${base}/sitemap.xml`);
+    expect(r.headers.get('content-type')).toMatch(/^application\/xml/);
+    const xml = await r.text();
+    expect(xml).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<urlset xmlns="http:\/\/www.sitemaps.org\/schemas\/sitemap\/0.9">/,
+    );
+    const locs = [...xml.matchAll(/<loc>([^<]+)<\/loc>/g)].map((m) => m[1]);
+    expect(locs).toContain(`${base}/`);
+    for (const a of ARTICLES) expect(locs).toContain(`${base}/articles/${a.slug}`);
+    for (const loc of locs) expect((await fetch(loc)).status, loc).toBe(200);
+  });
+
+  it('the API catalog is an RFC 9727 linkset naming the service description, the docs and the OpenAPI document', async () => {
+    const r = await fetch(`${base}/.well-known/api-catalog`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe(
+      'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"',
+    );
+    const { linkset } = await json(r);
+    expect(linkset).toHaveLength(1);
+    expect(linkset[0].anchor).toBe(`${base}/api/storefront/v1`);
+    expect(linkset[0]['service-desc'].map((l: { href: string }) => l.href)).toEqual([
+      `${base}/openapi.json`,
+      `${base}/openapi.yaml`,
+    ]);
+    expect(linkset[0]['service-doc'][0]).toEqual({ href: `${base}/docs`, type: 'text/html' });
+    for (const rel of ['service-desc', 'service-doc'])
+      for (const l of linkset[0][rel]) expect((await fetch(l.href)).status, l.href).toBe(200);
+    expect((await fetch(`${base}/.well-known/api-catalog`, { method: 'HEAD' })).status).toBe(200);
+  });
+
+  it('the agent-skills index lists each SKILL.md with the SHA-256 of the bytes served at its URL', async () => {
+    const r = await fetch(`${base}/.well-known/agent-skills/index.json`);
+    const index = await json(r);
+    expect(index.$schema).toBe('https://schemas.agentskills.io/discovery/0.2.0/schema.json');
+    expect(index.skills.length).toBeGreaterThanOrEqual(2);
+    for (const s of index.skills) {
+      expect(s).toEqual({
+        name: expect.stringMatching(/^[a-z0-9-]+$/),
+        type: 'skill-md',
+        description: expect.any(String),
+        url: `/.well-known/agent-skills/${s.name}/SKILL.md`,
+        digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      });
+      const file = await fetch(new URL(s.url, `${base}/`));
+      expect(file.status).toBe(200);
+      const bytes = Buffer.from(await file.arrayBuffer());
+      expect(`sha256:${createHash('sha256').update(bytes).digest('hex')}`).toBe(s.digest);
+      expect(bytes.toString('utf8')).toContain(`name: ${s.name}\n`);
+    }
+    const missing = await fetch(`${base}/.well-known/agent-skills/nope/SKILL.md`);
+    expect(missing.status).toBe(404);
+    expect((await json(missing)).error.code).toBe('skill_not_found');
+  });
+});
+
+describe('MCP', () => {
+  it('the server card names the transport, endpoint, versions, capabilities, tools and the OAuth server', async () => {
+    const r = await fetch(`${base}/.well-known/mcp`);
+    expect(r.status).toBe(200);
+    const card = await json(r);
+    expect(card).toMatchObject({
+      version: '1.0',
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      serverInfo: { name: 'storefront-discovery-site', version: '1.0.0' },
+      transport: { type: 'streamable-http', endpoint: `${base}/.well-known/mcp` },
+      capabilities: { tools: { listChanged: false } },
+      authentication: { required: false },
+    });
+    expect(card.supportedProtocolVersions).toContain(LATEST_PROTOCOL_VERSION);
+    expect(card.tools.map((t: { name: string }) => t.name)).toContain('get_article');
+    const store = card.relatedServers[0];
+    expect(store.authentication).toMatchObject({ required: true, schemes: ['oauth2'], scopes: ['mcp:use'] });
+    expect(store.authentication.protectedResourceMetadata).toMatch(/^http.*\/\.well-known\/oauth-protected-resource/);
+  });
+
+  it('the SDK client initializes, lists the tools and calls them over public site content', async () => {
+    const client = await mcpClient();
+    expect(client.getServerVersion()).toMatchObject({ name: 'storefront-discovery-site', version: '1.0.0' });
+    expect(client.getServerCapabilities()?.tools).toBeDefined();
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'get_article',
+      'get_searches_served',
+      'list_articles',
+      'list_integrations',
+      'search_site',
+    ]);
+    for (const t of tools) expect(t.annotations?.readOnlyHint).toBe(true);
+
+    const listed = await client.callTool({ name: 'list_articles', arguments: {} });
+    const articles = JSON.parse((listed.content as { text: string }[])[0].text);
+    expect(articles.map((a: { slug: string }) => a.slug)).toEqual(ARTICLES.map((a) => a.slug));
+
+    const open = ARTICLES.find((a) => !a.gated) as (typeof ARTICLES)[number];
+    const got = await client.callTool({ name: 'get_article', arguments: { slug: open.slug } });
+    const article = JSON.parse((got.content as { text: string }[])[0].text);
+    expect(article.text).toContain(open.body[0]);
+
+    const gated = ARTICLES.find((a) => a.gated) as (typeof ARTICLES)[number];
+    const lead = JSON.parse(
+      (
+        (await client.callTool({ name: 'get_article', arguments: { slug: gated.slug } })).content as { text: string }[]
+      )[0].text,
+    );
+    expect(lead.text).toContain(gated.lead[0]);
+    expect(lead.text).not.toContain(gated.body[0]);
+
+    const found = await client.callTool({ name: 'search_site', arguments: { query: 'ClickHouse SIGKILL' } });
+    expect(JSON.parse((found.content as { text: string }[])[0].text)[0].path).toBe(
+      '/articles/exactly-once-into-clickhouse',
+    );
+    const unknown = await client.callTool({ name: 'get_article', arguments: { slug: 'no-such-article' } });
+    expect(unknown.isError).toBe(true);
+  });
+
+  it('an unsupported MCP-Protocol-Version is a 400 with a null-id JSON-RPC error -32600 (SDK client and raw)', async () => {
+    // the client sends the negotiated version from its first request after initialize (the initialized
+    // notification): the server refuses it
+    const connecting = mcpClient((url, init) => {
+      const headers = new Headers(init?.headers);
+      if (headers.has('mcp-protocol-version')) headers.set('mcp-protocol-version', '1999-01-01');
+      return fetch(url, { ...init, headers });
+    });
+    await expect(connecting).rejects.toThrow(/-32600.*Unsupported MCP-Protocol-Version: 1999-01-01/);
+
+    const r = await rpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), {
+      'mcp-protocol-version': '1999-01-01',
+    });
+    expect(r.status).toBe(400);
+    const body = await json(r);
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+  });
+
+  it('invalid JSON is a 400 with a null-id -32700; a notification is 202; other methods are 405', async () => {
+    const bad = await rpc('{"jsonrpc": "2.0", "id": 1, "method": ');
+    expect(bad.status).toBe(400);
+    expect(await json(bad)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+
+    const note = await rpc(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), {
+      'mcp-protocol-version': LATEST_PROTOCOL_VERSION,
+    });
+    expect(note.status).toBe(202);
+
+    const call = await rpc(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'get_searches_served', arguments: {} },
+      }),
+      { 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+    );
+    expect(call.status).toBe(200);
+    const answer = await json(call);
+    expect(answer.id).toBe(7);
+    expect(JSON.parse(answer.result.content[0].text)).toMatchObject({ count: expect.stringMatching(/^\d+(\.\d+)?$/) });
+
+    for (const method of ['PUT', 'DELETE', 'PATCH']) {
+      const r = await fetch(`${base}/.well-known/mcp`, { method });
+      expect(r.status, method).toBe(405);
+      expect(r.headers.get('allow')).toBe('GET, POST, HEAD');
+    }
+  });
+});
