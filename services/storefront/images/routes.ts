@@ -93,8 +93,10 @@ export async function imageRoutes(host: FastifyInstance, opts: ImageRoutesOption
       '/images/upload',
       {
         bodyLimit: IMAGE_MAX_BYTES + MB,
-        // the body is a multipart stream read by the handler; the schema only documents it
-        validatorCompiler: () => (value: unknown) => ({ value }),
+        // the body is a multipart stream read by the handler; the schema only documents it (Fastify hands
+        // an absent body to the validator as null: to the frame, which checks a JSON body's identity and
+        // context, this request has none)
+        validatorCompiler: () => (value: unknown) => ({ value: value === null ? undefined : value }),
         schema: {
           operationId: 'uploadImage',
           summary: 'Upload an image for image search',
