@@ -3,6 +3,7 @@
 // (consumer.ts). swaps.ts is imported first, so its module swaps are in place before kafkajs loads.
 import './swaps.ts';
 import kafkajs, {
+  type Admin,
   type ICustomPartitioner,
   Kafka,
   type KafkaConfig,
@@ -206,12 +207,15 @@ export async function ensureTopics(kafka: Kafka, topics: TopicConfig[], logger: 
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
+    const created: string[] = [];
     // create only what is missing: asking kafkajs to create an existing topic makes it log an error
     for (const t of topics) {
       if (existing.has(t.name)) continue;
       try {
+        // not kafkajs' waitForLeaders: it retries LEADER_NOT_AVAILABLE only, and an Apache Kafka (KRaft)
+        // broker whose metadata has not caught up yet answers UNKNOWN_TOPIC_OR_PARTITION (waitForTopics)
         await admin.createTopics({
-          waitForLeaders: true,
+          waitForLeaders: false,
           topics: [
             {
               topic: t.name,
@@ -223,6 +227,7 @@ export async function ensureTopics(kafka: Kafka, topics: TopicConfig[], logger: 
             },
           ],
         });
+        created.push(t.name);
         logger.info({ topic: t.name, partitions: t.partitions, cleanupPolicy: t.cleanupPolicy }, 'created topic');
       } catch (err) {
         // another process created it between listTopics and createTopics
@@ -233,8 +238,26 @@ export async function ensureTopics(kafka: Kafka, topics: TopicConfig[], logger: 
           throw err;
       }
     }
+    await waitForTopics(admin, created);
   } finally {
     await admin.disconnect();
+  }
+}
+
+/** Until the metadata of every topic in `names` names a leader for each partition (30 s at most). */
+async function waitForTopics(admin: Admin, names: string[]): Promise<void> {
+  if (names.length === 0) return;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: names });
+      if (topics.length === names.length && topics.every((t) => t.partitions.every((p) => p.leader >= 0))) return;
+    } catch (err) {
+      const type = (err as { type?: string }).type;
+      if (type !== 'UNKNOWN_TOPIC_OR_PARTITION' && type !== 'LEADER_NOT_AVAILABLE') throw err;
+    }
+    if (Date.now() > deadline) throw new Error(`topics without leaders after 30 s: ${names.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
