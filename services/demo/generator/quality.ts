@@ -111,3 +111,57 @@ export async function searchEvalQuality(
 export function trendingRank(gt: GroundTruth, topQueries: readonly string[]): number {
   return topQueries.indexOf(gt.trending.query) + 1;
 }
+
+// ── image look-alikes ──
+//
+// The demo store's images are rendered from their names (images.ts: `<type>-<colour>-<pattern>.png`), and
+// products of the same type share a name whenever they share a colour and pattern: every such group is a
+// planted set of look-alikes (pixel-identical images), next to near misses that differ in pattern,
+// colour or type only. Derived from the catalog as generated, so the generator's output is unchanged.
+
+/** Image name → the ids of the visible products holding it among their images (groups of ≥ 2). */
+export function imageLookalikes(
+  products: Iterable<{
+    id: string;
+    status?: string | null;
+    published_at?: string | null;
+    images?: { src?: string | null }[] | null;
+  }>,
+  nowMs = Date.now(),
+): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const p of products) {
+    if ((p.status ?? 'active') !== 'active' || !p.published_at || Date.parse(p.published_at) > nowMs) continue;
+    for (const name of new Set((p.images ?? []).map((im) => (im.src ?? '').split('/').pop() ?? ''))) {
+      if (!name) continue;
+      const list = groups.get(name) ?? [];
+      list.push(p.id);
+      groups.set(name, list);
+    }
+  }
+  for (const [name, ids] of groups) if (ids.length < 2) groups.delete(name);
+  return groups;
+}
+
+/**
+ * Image search quality: for each of up to `queries` look-alike groups (the largest first, ties by name),
+ * search with a shopper's copy of the image (`search(name)` does the photographing) and measure
+ * precision@k over the group, k = min(group size, 10): the look-alikes should come first.
+ */
+export async function imageSearchQuality(
+  groups: ReadonlyMap<string, readonly string[]>,
+  search: (imageName: string) => Promise<string[]>,
+  queries = 20,
+): Promise<{ precision: number; queries: number; perQuery: { image: string; size: number; precision: number }[] }> {
+  const picked = [...groups].sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : 1)).slice(0, queries);
+  const perQuery: { image: string; size: number; precision: number }[] = [];
+  for (const [name, ids] of picked) {
+    const relevant = new Set(ids);
+    perQuery.push({
+      image: name,
+      size: ids.length,
+      precision: precisionAtK(await search(name), relevant, Math.min(10, relevant.size)),
+    });
+  }
+  return { precision: mean(perQuery.map((q) => q.precision)), queries: perQuery.length, perQuery };
+}

@@ -1,0 +1,161 @@
+// Image search on the running stack: a demo store whose product images are served over HTTP (rendered
+// by the demo generator's renderer, from this process), loaded through the catalog topics; the app's
+// images_products processor fetches and describes every image into image_features and announces them on
+// agg:images; the read API answers POST /images/upload and POST /search/image from its image index.
+// Quality floor on the planted look-alikes (products sharing a rendered image, generator/quality.ts):
+// a shopper's re-encoded, cropped copy of the image finds them first.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { generateDemoStore } from '../../services/demo/generator/generator.ts';
+import { parseImageName, renderImage } from '../../services/demo/generator/images.ts';
+import { imageLookalikes, imageSearchQuality } from '../../services/demo/generator/quality.ts';
+import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
+import { sql } from '../helpers/stack.ts';
+
+const PRODUCTS = 300;
+/** the test floor of precision@k on the planted look-alikes (measured 1.0; see docs/storefront-api.md) */
+const FLOOR = 0.9;
+
+let d: DemoStack;
+let server: Server;
+const rendered = new Map<string, Promise<Buffer>>();
+const render = (name: string) => {
+  let p = rendered.get(name);
+  if (!p) rendered.set(name, (p = renderImage(parseImageName(name)!)));
+  return p;
+};
+
+/** a shopper's copy of a demo image: cropped, resized, re-encoded as JPEG */
+const photo = async (name: string) =>
+  sharp(await render(name))
+    .extract({ left: 14, top: 20, width: 484, height: 480 })
+    .resize(360, 357)
+    .jpeg({ quality: 75 })
+    .toBuffer();
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const name = (req.url ?? '').split('/').pop() ?? '';
+    if (!parseImageName(name)) {
+      res.writeHead(404);
+      return res.end();
+    }
+    void render(name).then((png) => {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.end(png);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/img`;
+  const demo = generateDemoStore({
+    seed: `image-search-${process.pid}-${Date.now()}`,
+    products: PRODUCTS,
+    sessions: 50,
+    imageBaseUrl: base,
+  });
+  d = await demoStack({ name: 'image-search', products: PRODUCTS, demo });
+  // every product's images described by the app's images_products processor
+  await vi.waitFor(
+    async () => {
+      const [r] = await sql<{ n: string }>(
+        'SELECT toString(count()) AS n FROM image_features FINAL WHERE store_id = {store:String} AND item_type = {t:String} AND is_deleted = 0',
+        { store: d.storeId, t: 'product' },
+      );
+      expect(Number(r.n)).toBe(PRODUCTS);
+    },
+    { timeout: 180_000, interval: 500 },
+  );
+}, 300_000);
+
+afterAll(async () => {
+  await d?.close();
+  server?.closeAllConnections();
+  server?.close();
+});
+
+async function searchByImage(bytes: Buffer, body: Record<string, unknown> = {}) {
+  return d.post<Record<string, any>>('/search/image', { image_data: bytes.toString('base64'), ...body });
+}
+
+describe('image search on the stack', () => {
+  it('describes every demo image (no failures)', async () => {
+    const rows = await sql<{ status: string; n: string }>(
+      'SELECT toString(s) AS status, toString(count()) AS n FROM image_features FINAL ARRAY JOIN image_status AS s WHERE store_id = {store:String} AND is_deleted = 0 GROUP BY s',
+      { store: d.storeId },
+    );
+    expect(rows.map((r) => r.status)).toEqual(['ok']);
+  });
+
+  it(`returns the planted look-alikes first (precision@k ≥ ${FLOOR})`, async () => {
+    const groups = imageLookalikes(d.demo.products());
+    expect(groups.size).toBeGreaterThan(20);
+    // the read API's index has every product once agg:images was applied
+    await vi.waitFor(
+      async () =>
+        expect((await searchByImage(await photo([...groups.keys()][0]))).body.totalResults).toBeGreaterThan(200),
+      {
+        timeout: 30_000,
+      },
+    );
+    const q = await imageSearchQuality(groups, async (name) => {
+      const r = await searchByImage(await photo(name), { pagination: { limit: 10 }, attributes: ['id'] });
+      expect(r.res.status).toBe(200);
+      return r.body.results.map((p: { id: number }) => String(p.id));
+    });
+    if (process.env.PRINT_QUALITY) process.stdout.write(`image look-alike precision: ${q.precision}\n`);
+    expect(q.queries).toBe(20);
+    expect(q.precision, JSON.stringify(q.perQuery.filter((x) => x.precision < 1))).toBeGreaterThanOrEqual(FLOOR);
+  });
+
+  it('uploads a photo as multipart and searches by its image_id', async () => {
+    const [name, ids] = [...imageLookalikes(d.demo.products())][0];
+    const form = new FormData();
+    form.append('image', new Blob([new Uint8Array(await photo(name))], { type: 'image/jpeg' }), 'photo.jpg');
+    const res = await fetch(`${d.base}/images/upload`, {
+      method: 'POST',
+      headers: { 'x-storefront-access-token': d.token },
+      body: form,
+    });
+    expect(res.status).toBe(200);
+    const { imageId } = (await res.json()) as { imageId: string };
+    const r = await d.post<Record<string, any>>('/search/image', {
+      image_id: imageId,
+      pagination: { limit: ids.length },
+    });
+    expect(r.res.status).toBe(200);
+    expect(new Set(r.body.results.map((p: { id: number }) => String(p.id)))).toEqual(new Set(ids));
+    // the request event of the search reaches requests_raw with its kind
+    await vi.waitFor(
+      async () => {
+        const rows = await sql<{ n: string }>(
+          "SELECT toString(count()) AS n FROM requests_raw WHERE store_id = {store:String} AND kind = 'image_search'",
+          { store: d.storeId },
+        );
+        expect(Number(rows[0].n)).toBeGreaterThan(0);
+      },
+      { timeout: 30_000 },
+    );
+  });
+
+  it('an oversized upload is refused with 413 and a non-image with 422', async () => {
+    const big = new FormData();
+    big.append('image', new Blob([new Uint8Array(15 * 1024 * 1024 + 1)], { type: 'image/jpeg' }), 'big.jpg');
+    const r1 = await fetch(`${d.base}/images/upload`, {
+      method: 'POST',
+      headers: { 'x-storefront-access-token': d.token },
+      body: big,
+    });
+    expect(r1.status).toBe(413);
+    const text = new FormData();
+    text.append('image', new Blob(['not an image'], { type: 'image/png' }), 'a.png');
+    const r2 = await fetch(`${d.base}/images/upload`, {
+      method: 'POST',
+      headers: { 'x-storefront-access-token': d.token },
+      body: text,
+    });
+    expect(r2.status).toBe(422);
+    expect(((await r2.json()) as { error: { fields: { path: string }[] } }).error.fields[0].path).toBe('image');
+  });
+});
