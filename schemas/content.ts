@@ -103,6 +103,10 @@ export const ContentSearchResponseSchema = z
           .object({ text: z.number(), image: z.number(), freshness: z.number() })
           .optional()
           .describe('The ranking weights applied (normalized).'),
+        signals: z
+          .array(z.object({ text: z.number(), image: z.number(), freshness: z.number(), score: z.number() }))
+          .optional()
+          .describe('Per result of the page: each signal group min-max normalized (0-1) and the combined score.'),
         degraded: z
           .enum(['processing_failed'])
           .optional()

@@ -25,6 +25,8 @@ export interface ContentRoutesOptions {
   logger: Logger;
 }
 
+const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
+
 /** products whose images stand for the query (the best keyword matches) */
 export const QUERY_IMAGE_PRODUCTS = 5;
 
@@ -79,7 +81,8 @@ export async function contentRoutes(host: FastifyInstance, opts: ContentRoutesOp
           return best;
         };
         const ranked = rankContent(content, query, { contentType, topK: body.tuning?.topK, weights, imageSimilarity });
-        const results = ranked.slice((page - 1) * limit, page * limit).map((r) => contentItemOf(r.item));
+        const pageItems = ranked.slice((page - 1) * limit, page * limit);
+        const results = pageItems.map((r) => contentItemOf(r.item));
         sf.event = {
           ...sf.event,
           result_count: results.length,
@@ -91,7 +94,15 @@ export async function contentRoutes(host: FastifyInstance, opts: ContentRoutesOp
           results,
           totalResults: ranked.length,
           totalPages: Math.ceil(ranked.length / limit),
-          _meta: { weights },
+          _meta: {
+            weights,
+            signals: pageItems.map((r) => ({
+              text: round4(r.signals.text),
+              image: round4(r.signals.image),
+              freshness: round4(r.signals.freshness),
+              score: round4(r.score),
+            })),
+          },
         };
       } catch (err) {
         opts.logger.warn({ err: (err as Error).message, store }, 'content search failed: answered empty');
