@@ -369,7 +369,7 @@ export function blockProducts(input: ResultsInput, blockId: string, body: BlockB
           ...(r.coldStart ? { coldStart: true } : {}),
           ...(r.personalized ? { personalized: true } : {}),
           ...(r.source ? { similarSource: r.source } : {}),
-          ...(anchor.variantId ? { variantId: Number(anchor.variantId) } : {}),
+          ...(anchor.variantId && VARIANT_AWARE.has(r.strategyKey) ? { variantId: Number(anchor.variantId) } : {}),
         },
       },
       _workflow: steps

@@ -91,6 +91,14 @@ export class ResultsCache {
       locale: rc.locale,
       currency: rc.currency,
       custom: rc.custom,
+      // what personalizes search and blocks: another shopper's cart or history must not share an answer
+      personal: [
+        rc.productsInCart.map((c) => [c.productId, c.variantId, c.price, c.quantity]),
+        rc.productsViewed.map((v) => v.productId),
+        rc.productsPurchased.map((p) => p.productId),
+        rc.priorSearches.map((p) => p.searchQuery),
+        rc.freeShippingThreshold,
+      ],
     };
     const { identity: _identity, context: _context, ...rest } = (body ?? {}) as Record<string, unknown>;
     const digest = createHash('sha256')

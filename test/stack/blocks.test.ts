@@ -1,0 +1,510 @@
+// Recommendation blocks and similar products on the demo store, through the running stack: the demo's
+// shopper sessions are replayed (beacon → events processor → pair aggregates → agg:related → the read
+// API's relations index; orders → co-purchase pairs), then every block rule is exercised against the
+// planted truth (co-view clusters, bundles) and the catalog.
+import { ulid } from 'ulid';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DEMO_BLOCKS } from '../../services/demo/generator/model.ts';
+import { mean, precisionAtK, recallAtK } from '../../services/demo/generator/quality.ts';
+import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
+import { sql, stack } from '../helpers/stack.ts';
+import { testStoreWriter, waitForApp } from '../helpers/stores.ts';
+
+type Rec = {
+  id: number;
+  title: string;
+  product_type: string;
+  available: boolean;
+  created_at: number;
+  published_at: number;
+};
+type BlockAnswer = {
+  results: Rec[];
+  totalResults: number;
+  resultsPerPage: number;
+  block: { id: string; title: string; anchor_type: string; strategy_type: string; strategy_key: string } | null;
+  attributionToken: string;
+  _meta: {
+    block?: {
+      strategy: string;
+      chain: { block_id: string; mode: string; results: number; rule?: number }[];
+      coldStart?: boolean;
+      similarSource?: string;
+    };
+    similar?: { source: string };
+  };
+  error?: { code: string; fields: { path: string }[] };
+};
+
+let d: DemoStack;
+const ids = (r: { results: Rec[] }) => r.results.map((x) => String(x.id));
+
+/** a block config written to the store (a fixed-format ULID per test) */
+async function putBlock(item: Record<string, unknown>): Promise<string> {
+  const id = (item.id as string | undefined) ?? ulid();
+  const w = testStoreWriter();
+  await w.putConfig(d.storeId, 'block', { title: 'Test block', priority: 100, ...item, id });
+  await waitForApp(w);
+  return id;
+}
+
+const block = (id: string, body: Record<string, unknown> = {}) => d.post<BlockAnswer>(`/blocks/${id}/products`, body);
+
+beforeAll(async () => {
+  d = await demoStack({ name: 'blocks', products: 1200, sessions: 500, seed: 'blocks' });
+  const stats = await d.replay();
+  expect(stats.rejected).toBe(0);
+  // every planted co-view pair and bundle has reached ClickHouse
+  const gt = d.demo.groundTruth;
+  await vi.waitFor(
+    async () => {
+      const [v] = await sql<{ n: string }>(
+        `SELECT toString(count()) AS n FROM (SELECT product_a FROM co_view_pairs WHERE store_id = '${d.storeId}' AND product_a != product_b GROUP BY product_a)`,
+      );
+      expect(Number(v.n)).toBeGreaterThanOrEqual(gt.coViewClusters.reduce((n, c) => n + c.productIds.length, 0));
+      const [o] = await sql<{ n: string }>(
+        `SELECT toString(count()) AS n FROM (SELECT product_a FROM co_purchase_pairs WHERE store_id = '${d.storeId}' AND product_a != product_b GROUP BY product_a)`,
+      );
+      expect(Number(o.n)).toBeGreaterThanOrEqual(gt.bundles.reduce((n, b) => n + b.productIds.length, 0));
+    },
+    { timeout: 120_000, interval: 500 },
+  );
+}, 600_000);
+
+afterAll(async () => {
+  await d?.close();
+});
+
+describe('blocks: quality on the planted truth', () => {
+  it('customers also viewed: precision@k ≥ 0.9 on the planted co-view clusters (k = the other members, at most 10)', async () => {
+    const scores: number[] = [];
+    await vi.waitFor(
+      async () => {
+        scores.length = 0;
+        for (const c of d.demo.groundTruth.coViewClusters)
+          for (const p of c.productIds) {
+            const r = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: p });
+            const others = new Set(c.productIds.filter((x) => x !== p));
+            scores.push(precisionAtK(ids(r.body), others, Math.min(10, others.size)));
+          }
+        expect(mean(scores)).toBeGreaterThanOrEqual(0.9);
+      },
+      { timeout: 30_000, interval: 1_000 },
+    );
+  });
+
+  it('frequently bought together finds the planted bundles', async () => {
+    const scores: number[] = [];
+    for (const b of d.demo.groundTruth.bundles)
+      for (const p of b.productIds) {
+        const r = await block(DEMO_BLOCKS.boughtTogether, { anchor_id: `gid://shopify/Product/${p}` });
+        const others = new Set(b.productIds.filter((x) => x !== p));
+        scores.push(recallAtK(ids(r.body), others, Math.max(4, others.size)));
+      }
+    expect(mean(scores)).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('a new co-view pattern sent through /beacon changes the block (relations re-read from agg:related)', async () => {
+    // two products nobody viewed together: the last two of the catalog outside every cluster
+    const clustered = new Set(d.demo.groundTruth.coViewClusters.flatMap((c) => c.productIds));
+    const all = [...d.demo.products()].map((p) => p.id).filter((id) => !clustered.has(id));
+    const [a, b] = all.slice(-2);
+    const before = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a });
+    expect(ids(before.body)).not.toContain(b);
+    const now = Date.now();
+    const events = Array.from({ length: 6 }, (_, s) => [
+      {
+        event_id: ulid(),
+        event_type: 'product_view',
+        timestamp: new Date(now + s).toISOString(),
+        session_id: `cv-${now}-${s}`,
+        product_id: Number(a),
+      },
+      {
+        event_id: ulid(),
+        event_type: 'product_view',
+        timestamp: new Date(now + s + 1).toISOString(),
+        session_id: `cv-${now}-${s}`,
+        product_id: Number(b),
+      },
+    ]).flat();
+    const res = await fetch(`${stack().httpUrl}/beacon`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-storefront-access-token': d.token,
+        // a shopper's browser (bot traffic feeds no behavioural aggregate)
+        'user-agent':
+          'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+      },
+      body: JSON.stringify({ events }),
+    });
+    expect(res.status).toBe(201);
+    await expect
+      .poll(async () => ids((await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a })).body).slice(0, 3), {
+        timeout: 15_000,
+        interval: 100,
+      })
+      .toContain(b);
+  });
+});
+
+describe('blocks: the request', () => {
+  it('answers the block object, Unix-second timestamps, resultsPerPage and the attribution token; records a blocks request event', async () => {
+    const r = await block(DEMO_BLOCKS.newArrivals, { pagination: { limit: 5 } });
+    expect(r.res.status).toBe(200);
+    expect(r.body.block).toEqual({
+      id: DEMO_BLOCKS.newArrivals,
+      title: 'New arrivals',
+      anchor_type: 'none',
+      strategy_type: 'popularity',
+      strategy_key: 'new_arrivals',
+    });
+    expect(r.body.resultsPerPage).toBe(5);
+    expect(r.body.results).toHaveLength(5);
+    expect(typeof r.body.results[0].created_at).toBe('number');
+    expect(r.body.attributionToken).toBe(r.res.headers.get('x-request-id'));
+    // newest first
+    const published = r.body.results.map((x) => x.published_at);
+    expect([...published].sort((x, y) => y - x)).toEqual(published);
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{ kind: string; block_id: string; n: string }>(
+              `SELECT toString(kind) AS kind, block_id, toString(length(result_product_ids)) AS n FROM requests_raw WHERE request_id = '${r.body.attributionToken}'`,
+            )
+          )[0],
+        { timeout: 15_000, interval: 250 },
+      )
+      .toEqual({ kind: 'blocks', block_id: DEMO_BLOCKS.newArrivals, n: '5' });
+  });
+
+  it('a prefixed theme handle matches no block: 200 with no products; an unknown ULID is a 404; anything else a 422', async () => {
+    const handle = await block(`layers-block-${DEMO_BLOCKS.bestSellers.toLowerCase()}`);
+    expect(handle.res.status).toBe(200);
+    expect(handle.body.results).toEqual([]);
+    expect(handle.body.block).toBeNull();
+    const unknown = await block('01JDZZZZZZZZZZZZZZZZZZZZZZ');
+    expect(unknown.res.status).toBe(404);
+    const bad = await block('not a block');
+    expect(bad.res.status).toBe(422);
+    expect(bad.body.error?.fields[0].path).toBe('blockId');
+  });
+
+  it('product anchors need anchor_id (numeric or GID; anchor_handle still accepted); malformed ones are a 422 naming it', async () => {
+    const missing = await block(DEMO_BLOCKS.alsoViewed, {});
+    expect(missing.res.status).toBe(422);
+    expect(missing.body.error?.fields[0].path).toBe('anchor_id');
+    const bad = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: 'gid://shopify/Collection/1' });
+    expect(bad.res.status).toBe(422);
+    const p = d.demo.groundTruth.coViewClusters[0].productIds[0];
+    const byGid = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: `gid://shopify/Product/${p}` });
+    const byHandle = await block(DEMO_BLOCKS.alsoViewed, { anchor_handle: p });
+    expect(ids(byGid.body)).toEqual(ids(byHandle.body));
+    expect(ids(byGid.body)).not.toContain(p);
+  });
+
+  it('cart anchors use every productsInCart entry with a productId, de-duplicated in cart order', async () => {
+    const bundle = d.demo.groundTruth.bundles[0].productIds;
+    const id = await putBlock({ anchor_type: 'cart', strategy_key: 'frequently_bought_together' });
+    const r = await block(id, {
+      context: {
+        productsInCart: [
+          { productId: bundle[0], title: 'a', price: 10 },
+          { productId: bundle[0], title: 'a again', price: 10 },
+          { title: 'no id' },
+        ],
+      },
+    });
+    expect(r.res.status).toBe(200);
+    const got = ids(r.body);
+    expect(got).not.toContain(bundle[0]);
+    for (const other of bundle.slice(1)) expect(got).toContain(other);
+  });
+
+  it('collection anchors take an id or a handle; trending in collection stays inside it', async () => {
+    const c = d.demo.collections.find((x) => x.product_ids.length > 20) as (typeof d.demo.collections)[number];
+    const id = await putBlock({ anchor_type: 'collection', strategy_key: 'new_arrivals' });
+    const byHandle = await block(id, { anchor_id: c.handle });
+    const byId = await block(id, { anchor_id: c.id });
+    expect(ids(byHandle.body).length).toBeGreaterThan(0);
+    expect(ids(byHandle.body)).toEqual(ids(byId.body));
+    const members = new Set(c.product_ids);
+    for (const p of ids(byHandle.body)) expect(members.has(p)).toBe(true);
+  });
+
+  it('excludeProductIds are removed before ranking and from the fallbacks; a malformed one is a 422', async () => {
+    const c = d.demo.groundTruth.coViewClusters[1].productIds;
+    const first = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: c[0] });
+    const drop = ids(first.body).slice(0, 2);
+    const r = await block(DEMO_BLOCKS.alsoViewed, {
+      anchor_id: c[0],
+      excludeProductIds: [drop[0], `gid://shopify/Product/${drop[1]}`],
+    });
+    expect(ids(r.body)).not.toContain(drop[0]);
+    expect(ids(r.body)).not.toContain(drop[1]);
+    const best = await block(DEMO_BLOCKS.bestSellers, { pagination: { limit: 3 } });
+    const noBest = await block(DEMO_BLOCKS.bestSellers, { excludeProductIds: ids(best.body) });
+    for (const x of ids(best.body)) expect(ids(noBest.body)).not.toContain(x);
+    const bad = await block(DEMO_BLOCKS.bestSellers, { excludeProductIds: ['abc'] });
+    expect(bad.res.status).toBe(422);
+    expect(bad.body.error?.fields[0].path).toBe('excludeProductIds[0]');
+  });
+});
+
+describe('blocks: rules, safeguards and fallbacks', () => {
+  it('the first matching rule wins: hide_block runs the fallback, change_strategy and override_safeguards apply', async () => {
+    const id = await putBlock({
+      anchor_type: 'home',
+      strategy_key: 'best_sellers',
+      rules: [
+        {
+          name: 'DE hides',
+          conditions: { expressions: [{ property: 'geo.country', operator: 'eq', values: ['DE'] }] },
+          actions: [{ type: 'hide_block' }],
+        },
+        {
+          name: 'FR newest, 2 max',
+          conditions: { expressions: [{ property: 'geo.country', operator: 'eq', values: ['FR'] }] },
+          actions: [
+            { type: 'change_strategy', strategy_key: 'new_arrivals' },
+            { type: 'override_safeguards', safeguards: { max_products: 2 } },
+          ],
+        },
+        {
+          name: 'never reached for FR',
+          conditions: { expressions: [{ property: 'geo.country', operator: 'in', values: ['FR', 'DE'] }] },
+          actions: [{ type: 'hide_block' }],
+        },
+      ],
+      fallback: [{ block_id: DEMO_BLOCKS.newArrivals, mode: 'replace' }],
+    });
+    const de = await block(id, { context: { geo: { country: 'DE' } } });
+    expect(de.body._meta.block?.chain[0]).toMatchObject({ block_id: id, rule: 0, results: 0 });
+    expect(de.body._meta.block?.chain[1]).toMatchObject({ block_id: DEMO_BLOCKS.newArrivals, mode: 'replace' });
+    expect(de.body.results.length).toBeGreaterThan(0);
+    const fr = await block(id, { context: { geo: { country: 'FR' } } });
+    expect(fr.body._meta.block?.strategy).toBe('new_arrivals');
+    expect(fr.body.results).toHaveLength(2);
+    expect(fr.body._meta.block?.chain).toHaveLength(1);
+    const us = await block(id, { context: { geo: { country: 'US' } } });
+    expect(us.body._meta.block?.strategy).toBe('best_sellers');
+  });
+
+  it('apply_filter narrows the results; anchor properties can be targeted', async () => {
+    const p = d.demo.groundTruth.coViewClusters[0].productIds[0];
+    const type = [...d.demo.products()].find((x) => x.id === p)?.product_type;
+    const id = await putBlock({
+      anchor_type: 'product',
+      strategy_key: 'new_arrivals',
+      rules: [
+        {
+          name: 'same type as the anchor',
+          conditions: { expressions: [{ property: 'anchor.id', operator: 'eq', values: [Number(p)] }] },
+          actions: [
+            {
+              type: 'apply_filter',
+              filter_group: { expressions: [{ property: 'product_type', operator: 'eq', values: [type] }] },
+            },
+          ],
+        },
+      ],
+    });
+    const r = await block(id, { anchor_id: p });
+    expect(r.body.results.length).toBeGreaterThan(0);
+    for (const x of r.body.results) expect(x.product_type).toBe(type);
+  });
+
+  it('fallback fill appends de-duplicated up to the maximum; a fallback short of its minimum runs its own chain; a loop is cut', async () => {
+    const a = ulid();
+    const b = ulid();
+    // a (searched-then-viewed, no priorSearches → nothing) fills from b (searched-then-purchased → nothing; b's own
+    // fallback is a again: cut), then from the newest products up to a's maximum
+    await putBlock({ id: b, anchor_type: 'none', strategy_key: 'searched_then_purchased' });
+    await putBlock({
+      id: a,
+      anchor_type: 'none',
+      strategy_key: 'searched_then_viewed',
+      safeguards: { min_products: 5, max_products: 8 },
+      fallback: [
+        { block_id: b, mode: 'fill' },
+        { block_id: DEMO_BLOCKS.newArrivals, mode: 'fill' },
+      ],
+    });
+    await putBlock({
+      id: b,
+      anchor_type: 'none',
+      strategy_key: 'searched_then_purchased',
+      fallback: [{ block_id: a, mode: 'fill' }],
+    });
+    const r = await block(a);
+    expect(r.res.status).toBe(200);
+    const got = ids(r.body);
+    expect(got).toHaveLength(8);
+    expect(new Set(got).size).toBe(8);
+    expect(r.body._meta.block?.chain.map((s) => s.block_id)).toEqual([a, b, DEMO_BLOCKS.newArrivals]);
+    // replace: a fallback's result replaces the primary's
+    const c = await putBlock({
+      anchor_type: 'none',
+      strategy_key: 'searched_then_viewed',
+      fallback: [{ block_id: DEMO_BLOCKS.newArrivals, mode: 'replace' }],
+    });
+    const newest = await block(DEMO_BLOCKS.newArrivals);
+    const replaced = await block(c);
+    expect(ids(replaced.body)).toEqual(ids(newest.body));
+  });
+
+  it('safeguards: max_products caps the tiles and hide_out_of_stock drops unavailable products', async () => {
+    const id = await putBlock({
+      anchor_type: 'none',
+      strategy_key: 'new_arrivals',
+      safeguards: { min_products: 1, max_products: 30, hide_out_of_stock: true },
+    });
+    const r = await block(id, { pagination: { limit: 30 } });
+    expect(r.body.results).toHaveLength(30);
+    for (const x of r.body.results) expect(x.available).toBe(true);
+    const shown = await putBlock({
+      anchor_type: 'none',
+      strategy_key: 'new_arrivals',
+      safeguards: { min_products: 1, max_products: 100, hide_out_of_stock: false },
+    });
+    const all = await block(shown, { pagination: { limit: 100 } });
+    expect(all.body.totalResults).toBe(100);
+  });
+});
+
+describe('blocks: strategies', () => {
+  it('searched-then-viewed reads the last priorSearches query; without one it has nothing', async () => {
+    const q = d.demo.groundTruth.learnedQueries[0];
+    const id = await putBlock({
+      anchor_type: 'search',
+      strategy_key: 'searched_then_viewed',
+      safeguards: { min_products: 0, max_products: 10 },
+    });
+    const r = await block(id, {
+      context: { priorSearches: [{ searchQuery: 'something else' }, { searchQuery: q.query }] },
+    });
+    expect(ids(r.body).slice(0, q.engaged.length).sort()).toEqual([...q.engaged].sort());
+    const none = await block(id, {});
+    expect(none.body.results).toEqual([]);
+  });
+
+  it('free-shipping picks close the gap between the cart subtotal (price × quantity) and the threshold', async () => {
+    const id = await putBlock({
+      anchor_type: 'cart',
+      strategy_key: 'free_shipping_picks',
+      safeguards: { min_products: 0, max_products: 10, hide_out_of_stock: true },
+    });
+    const cart = [{ productId: [...d.demo.products()][0].id, title: 'x', price: '12.50', quantity: 2.7 }];
+    const r = await block(id, {
+      attributes: ['id', 'variants'],
+      context: { productsInCart: cart, freeShippingThreshold: 60 },
+    });
+    // subtotal 25 (quantity rounded down to 2): every pick costs at least 35, the cheapest first
+    expect(r.body.results.length).toBeGreaterThan(0);
+    const prices = r.body.results.map((x) =>
+      Math.min(
+        ...(x as unknown as { variants: { price: string; available: boolean }[] }).variants
+          .filter((v) => v.available)
+          .map((v) => Number(v.price))
+          .filter((n) => n >= 35),
+      ),
+    );
+    for (const p of prices) expect(p).toBeGreaterThanOrEqual(35);
+    expect([...prices].sort((a, b) => a - b)).toEqual(prices);
+    const noThreshold = await block(id, { context: { productsInCart: cart } });
+    expect(noThreshold.body.results).toEqual([]);
+  });
+
+  it('recently viewed, manual curation and metafield references', async () => {
+    const all = [...d.demo.products()].map((p) => p.id);
+    const rv = await putBlock({
+      anchor_type: 'home',
+      strategy_key: 'recently_viewed',
+      safeguards: { min_products: 0, max_products: 10, hide_out_of_stock: false },
+    });
+    const viewed = await block(rv, {
+      context: {
+        productsViewed: [
+          { id: all[3], at: 3 },
+          { id: all[5], at: 5 },
+          { id: all[4], at: 4 },
+        ],
+      },
+    });
+    expect(ids(viewed.body)).toEqual([all[5], all[4], all[3]]);
+    const manual = await putBlock({
+      anchor_type: 'none',
+      strategy_key: 'manual_curation',
+      strategy_params: { product_ids: [all[9], `gid://shopify/Product/${all[7]}`] },
+      safeguards: { min_products: 0, max_products: 10, hide_out_of_stock: false },
+    });
+    expect(ids((await block(manual)).body)).toEqual([all[9], all[7]]);
+  });
+
+  it('best sellers rank by 7-day revenue from the order stream', async () => {
+    const r = await block(DEMO_BLOCKS.bestSellers, { pagination: { limit: 10 } });
+    const rows = await sql<{ pid: string; revenue: number }>(
+      `SELECT toString(product_id) AS pid, toFloat64(sum(revenue)) AS revenue FROM product_popularity_daily
+       WHERE store_id = '${d.storeId}' AND day > today() - 7 GROUP BY product_id ORDER BY revenue DESC, product_id LIMIT 10`,
+    );
+    const top = rows[0].revenue;
+    expect(r.body.results.length).toBeGreaterThan(0);
+    // the first is a top earner (ties allowed)
+    const first = rows.find((x) => x.pid === ids(r.body)[0]);
+    expect(first?.revenue).toBe(top);
+  });
+
+  it('a store without interaction data is in cold start: content-based similar products answer, flagged', async () => {
+    const fresh = await demoStack({ name: 'blocks-cold', products: 200, sessions: 50 });
+    try {
+      const p = [...fresh.demo.products()][10].id;
+      const r = await fresh.post<BlockAnswer>(`/blocks/${DEMO_BLOCKS.alsoViewed}/products`, { anchor_id: p });
+      expect(r.res.status).toBe(200);
+      expect(r.body._meta.block?.coldStart).toBe(true);
+      expect(r.body.results.length).toBeGreaterThanOrEqual(3);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('variant_id forces a live similar-products computation for variant-aware strategies and is ignored otherwise', async () => {
+    const product = [...d.demo.products()].find((p) => (p.variants?.length ?? 0) > 1) as ReturnType<
+      typeof d.demo.product
+    >;
+    const variantId = Number(product.variants?.[1].id);
+    const similar = await putBlock({
+      anchor_type: 'product',
+      strategy_key: 'similar_products',
+      safeguards: { min_products: 1, max_products: 10 },
+    });
+    const r = await block(similar, { anchor_id: product.id, variant_id: variantId });
+    expect(r.body._meta.block?.similarSource).toBe('live');
+    expect(r.body.results.length).toBeGreaterThan(0);
+    const other = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: product.id, variant_id: variantId });
+    expect(other.res.status).toBe(200);
+    expect((other.body._meta.block as { variantId?: number }).variantId).toBeUndefined();
+  });
+});
+
+describe('similar products', () => {
+  it('answers products like the given one (mostly its type), precomputed or live with the same results; unknown → 404', async () => {
+    const p = [...d.demo.products()][42];
+    const first = await d.post<BlockAnswer>(`/search/product/${p.id}`, { pagination: { limit: 10 } });
+    expect(first.res.status).toBe(200);
+    expect(first.body.results).toHaveLength(10);
+    expect(ids(first.body)).not.toContain(p.id);
+    const sameType = first.body.results.filter((x) => x.product_type === p.product_type).length;
+    expect(sameType).toBeGreaterThanOrEqual(8);
+    expect(typeof first.body.results[0].created_at).toBe('string');
+    const again = await d.post<BlockAnswer>(`/search/product/${p.id}`, {
+      pagination: { limit: 10 },
+      attributes: ['id'],
+    });
+    expect(again.body._meta.similar?.source).toBe('precomputed');
+    expect(ids(again.body)).toEqual(ids(first.body));
+    const missing = await d.post<BlockAnswer>('/search/product/999999999', {});
+    expect(missing.res.status).toBe(404);
+  });
+});
