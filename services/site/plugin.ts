@@ -25,21 +25,11 @@ import { buildDiscovery, type DiscoveryDocs, loadSkills, type Served, siteOpenAp
 import { handleMcp } from './mcp.ts';
 import { dashboardData, type OpsSampler } from './ops.ts';
 import * as pages from './pages.ts';
-import { invalidField, methodNotAllowed, SiteError, sendProblem } from './problem.ts';
+import { invalidField, methodNotAllowed, SiteError, StoreUnavailableError, sendProblem } from './problem.ts';
 import { leaderboard } from './queries.ts';
 import type { Limit, SiteRateLimiter } from './rate-limit.ts';
 
 type Json = Record<string, unknown>;
-
-/** the store refused or could not take the submission (answered 502 / 503, or 500 where the spec says so) */
-export class StoreUnavailableError extends Error {
-  /** true: the log was unreachable or timed out (503, retry later); false: it answered with an error (502) */
-  readonly unreachable: boolean;
-  constructor(message: string, unreachable: boolean) {
-    super(message);
-    this.unreachable = unreachable;
-  }
-}
 
 /** per-IP limits of the forms the spec gives a 429 (subscribe, unlock) and of the arcade's scores */
 export const DEFAULT_LIMITS: Partial<Record<SiteEventKind, Limit>> = {
@@ -245,7 +235,7 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
     const parsed = SITE_FORMS[kind].safeParse(raw);
     if (!parsed.success) {
       submissions.inc({ form: kind, outcome: 'invalid' });
-      throw invalidField(parsed.error);
+      throw invalidField(parsed.error, raw);
     }
     const form = { ...(parsed.data as Json) };
     const trapped = typeof raw[SPAM_TRAP_FIELD] === 'string' && raw[SPAM_TRAP_FIELD].trim() !== '';

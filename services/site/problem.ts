@@ -39,6 +39,16 @@ export class SiteError extends Error {
   }
 }
 
+/** the submission store (the log) refused or could not take the submission (answered 502 / 503, or 500 where the spec says so) */
+export class StoreUnavailableError extends Error {
+  /** true: the log was unreachable or timed out (503, retry later); false: it answered with an error (502) */
+  readonly unreachable: boolean;
+  constructor(message: string, unreachable: boolean) {
+    super(message);
+    this.unreachable = unreachable;
+  }
+}
+
 export interface ProblemBody {
   type: string;
   title: string;
@@ -68,10 +78,10 @@ export function sendProblem(req: FastifyRequest, reply: FastifyReply, e: SiteErr
 }
 
 /** the first failing field of a form as a 400 naming it */
-export function invalidField(error: z.ZodError): SiteError {
+export function invalidField(error: z.ZodError, raw: Record<string, unknown>): SiteError {
   const issue = error.issues[0];
   const field = issue.path.map(String).join('.') || '(body)';
-  const missing = issue.code === 'invalid_type' && issue.input === undefined;
+  const missing = issue.path.length === 1 && raw[String(issue.path[0])] === undefined;
   const message = missing ? `${field} is required` : `${field} ${issue.message}`;
   return new SiteError(400, missing ? 'missing_field' : 'invalid_field', message, `Correct ${field} and send again.`, {
     field,

@@ -65,11 +65,11 @@ export async function searchesPerDay(
   db: Db,
   opts: { store?: string; days?: number } = {},
 ): Promise<{ day: string; n: number }[]> {
-  const rows = await db.query<{ day: string; n: string }>(
-    `SELECT toString(day) AS day, toString(sum(searches)) AS n FROM searches_served_daily
+  const rows = await db.query<{ d: string; n: string }>(
+    `SELECT toString(day) AS d, toString(sum(searches)) AS n FROM searches_served_daily
      WHERE ({store:String} = '' OR store_id = {store:String}) AND day > today() - {days:UInt32}
      GROUP BY day ORDER BY day`,
     { store: opts.store ?? '', days: opts.days ?? 30 },
   );
-  return rows.map((r) => ({ day: r.day, n: Number(r.n) }));
+  return rows.map((r) => ({ day: r.d, n: Number(r.n) }));
 }

@@ -24,9 +24,11 @@ export class SiteRateLimiter {
   private readonly redis: Redis;
   private readonly prefix: string;
   private readonly onError: (err: Error) => void;
+  private readonly timeoutMs: number;
 
-  constructor(redis: Redis, opts: { prefix?: string; onError?: (err: Error) => void } = {}) {
+  constructor(redis: Redis, opts: { prefix?: string; onError?: (err: Error) => void; timeoutMs?: number } = {}) {
     this.redis = redis;
+    this.timeoutMs = opts.timeoutMs ?? 250;
     this.prefix = opts.prefix ?? 'site:rl';
     this.onError = opts.onError ?? (() => {});
   }
@@ -34,7 +36,13 @@ export class SiteRateLimiter {
   async take(form: string, ip: string, limit: Limit): Promise<LimitResult> {
     const key = `${this.prefix}:${form}:${ip}`;
     try {
-      const [n, ttl] = (await this.redis.eval(SCRIPT, 1, key, String(limit.windowMs))) as [number, number];
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`redis: no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      });
+      const [n, ttl] = (await Promise.race([this.redis.eval(SCRIPT, 1, key, String(limit.windowMs)), timeout]).finally(
+        () => clearTimeout(timer),
+      )) as [number, number];
       if (n <= limit.max) return { allowed: true };
       return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(ttl / 1000)) };
     } catch (err) {
