@@ -61,6 +61,7 @@ const HIST = HUES * 9 + 4;
 const LAYOUT = 48;
 const EDGES = 32;
 export const LOCAL_DIMS = HIST + LAYOUT + EDGES;
+export const LOCAL_MODEL = 'local-v1';
 
 /** The format of an image's bytes, checked by its signature (before any decoding). */
 export function sniffFormat(bytes: Buffer): ImageFormat | null {
@@ -231,45 +232,112 @@ function dHash(grey: Float32Array): string {
   return bits.toString(16).padStart(16, '0');
 }
 
-function hammingHex(a: string, b: string): number {
-  let x = BigInt(`0x${a}`) ^ BigInt(`0x${b}`);
-  let n = 0;
-  while (x) {
-    x &= x - 1n;
-    n++;
-  }
-  return n;
+/** a 16-hex-digit hash as two 32-bit words (NaN-free: '' → 0, flagged by the caller) */
+function hashWords(hash: string): [number, number] {
+  return [Number.parseInt(hash.slice(0, 8), 16) >>> 0, Number.parseInt(hash.slice(8, 16), 16) >>> 0];
+}
+
+function popcount32(v: number): number {
+  let x = v - ((v >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
 }
 
 /** the weights of the local similarity's parts */
 export const LOCAL_WEIGHTS = { histogram: 0.45, layout: 0.2, edges: 0.2, hash: 0.15 } as const;
 
-export function localSimilarity(a: ImageFeatures, b: ImageFeatures): number {
-  const x = a.vector;
-  const y = b.vector;
-  if (x.length !== LOCAL_DIMS || y.length !== LOCAL_DIMS) return 0;
+/** local similarity of x (at xo) and y (at yo), with the hash agreement (0-1) given */
+function localAt(x: Float32Array, xo: number, y: Float32Array, yo: number, hashAgreement: number): number {
   let hist = 0;
-  for (let i = 0; i < HIST; i++) hist += Math.min(x[i], y[i]);
+  for (let i = 0; i < HIST; i++) {
+    const a = x[xo + i];
+    const b = y[yo + i];
+    hist += a < b ? a : b;
+  }
   let sq = 0;
-  for (let i = HIST; i < HIST + LAYOUT; i++) sq += (x[i] - y[i]) ** 2;
+  for (let i = HIST; i < HIST + LAYOUT; i++) {
+    const d = x[xo + i] - y[yo + i];
+    sq += d * d;
+  }
   const layout = Math.max(0, 1 - 4 * Math.sqrt(sq / LAYOUT));
   let dot = 0;
-  for (let i = HIST + LAYOUT; i < LOCAL_DIMS; i++) dot += x[i] * y[i];
-  const hash = a.hash && b.hash ? 1 - hammingHex(a.hash, b.hash) / 64 : 0;
+  for (let i = HIST + LAYOUT; i < LOCAL_DIMS; i++) dot += x[xo + i] * y[yo + i];
   return (
     LOCAL_WEIGHTS.histogram * Math.min(1, hist) +
     LOCAL_WEIGHTS.layout * layout +
     LOCAL_WEIGHTS.edges * Math.min(1, dot) +
-    LOCAL_WEIGHTS.hash * hash
+    LOCAL_WEIGHTS.hash * hashAgreement
   );
+}
+
+function hashAgreement(a: string, b: string): number {
+  if (!a || !b) return 0;
+  const [ah, al] = hashWords(a);
+  const [bh, bl] = hashWords(b);
+  return 1 - (popcount32(ah ^ bh) + popcount32(al ^ bl)) / 64;
+}
+
+export function localSimilarity(a: ImageFeatures, b: ImageFeatures): number {
+  if (a.vector.length !== LOCAL_DIMS || b.vector.length !== LOCAL_DIMS) return 0;
+  return localAt(a.vector, 0, b.vector, 0, hashAgreement(a.hash, b.hash));
+}
+
+/**
+ * Many images' features of one model in flat arrays, compared with a query in one pass (image search
+ * over a store's catalog: for local-v1 no per-image objects, no hash parsing on the request path).
+ */
+export class FeatureMatrix {
+  readonly model: string;
+  readonly size: number;
+  private readonly dims: number;
+  private readonly vectors: Float32Array;
+  private readonly hi: Uint32Array;
+  private readonly lo: Uint32Array;
+  private readonly hashed: Uint8Array;
+  private readonly rows: readonly ImageFeatures[];
+
+  constructor(model: string, rows: readonly ImageFeatures[]) {
+    this.model = model;
+    this.rows = rows;
+    this.size = rows.length;
+    this.dims = rows[0]?.vector.length ?? 0;
+    this.vectors = new Float32Array(this.size * this.dims);
+    this.hi = new Uint32Array(this.size);
+    this.lo = new Uint32Array(this.size);
+    this.hashed = new Uint8Array(this.size);
+    rows.forEach((f, i) => {
+      if (f.vector.length === this.dims) this.vectors.set(f.vector, i * this.dims);
+      if (f.hash) {
+        [this.hi[i], this.lo[i]] = hashWords(f.hash);
+        this.hashed[i] = 1;
+      }
+    });
+  }
+
+  /** the similarity of the query to every row (0 for rows of another shape) */
+  similarities(query: ImageFeatures, provider: ImageFeatureProvider): Float64Array {
+    const out = new Float64Array(this.size);
+    if (query.model !== this.model) return out;
+    if (this.model !== LOCAL_MODEL) {
+      for (let i = 0; i < this.size; i++) out[i] = provider.similarity(query, this.rows[i]);
+      return out;
+    }
+    if (query.vector.length !== LOCAL_DIMS || this.dims !== LOCAL_DIMS) return out;
+    const [qh, ql] = query.hash ? hashWords(query.hash) : [0, 0];
+    for (let i = 0; i < this.size; i++) {
+      const h = query.hash && this.hashed[i] ? 1 - (popcount32(qh ^ this.hi[i]) + popcount32(ql ^ this.lo[i])) / 64 : 0;
+      out[i] = localAt(query.vector, 0, this.vectors, i * LOCAL_DIMS, h);
+    }
+    return out;
+  }
 }
 
 /** The default provider: the local features above (no network, no model). */
 export const localProvider: ImageFeatureProvider = {
-  model: 'local-v1',
+  model: LOCAL_MODEL,
   async extract(bytes) {
     const { rgb } = await decodeImage(bytes);
-    return { model: 'local-v1', ...localFeatures(rgb) };
+    return { model: LOCAL_MODEL, ...localFeatures(rgb) };
   },
   similarity: localSimilarity,
 };
@@ -279,8 +347,8 @@ export const localProvider: ImageFeatureProvider = {
  * ImageFeatureProvider (extract = the model's embedding of the decoded image, similarity = cosine) and
  * returning it here under its own model id. Both the processor and the read API call this, so they agree.
  */
-export function imageFeatureProvider(model = 'local-v1'): ImageFeatureProvider {
-  if (model === 'local-v1') return localProvider;
+export function imageFeatureProvider(model = LOCAL_MODEL): ImageFeatureProvider {
+  if (model === LOCAL_MODEL) return localProvider;
   throw new Error(`unknown image feature model ${JSON.stringify(model)}; available: local-v1`);
 }
 

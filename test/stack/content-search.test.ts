@@ -76,7 +76,11 @@ describe('content search on the stack', () => {
   });
 
   it('leaves out the page hidden from search (seo.hidden)', async () => {
-    const hidden = d.demo.pages.find((p) => p.metafields?.some((m) => m.namespace === 'seo' && m.key === 'hidden'));
+    const hidden = d.demo.pages.find((p) =>
+      ((p.metafields ?? []) as { namespace: string; key: string }[]).some(
+        (m) => m.namespace === 'seo' && m.key === 'hidden',
+      ),
+    );
     expect(hidden?.title).toBe('Contact');
     const r = await search('contact hello', { content_type: 'page' });
     expect(r.res.status).toBe(200);

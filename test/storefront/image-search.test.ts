@@ -153,7 +153,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  setImageDescriber(new ImageDescriber(provider, { timeoutMs: 800, hostFailures: 100 }));
+  setImageDescriber(new ImageDescriber(provider, { timeoutMs: 3_000, hostFailures: 100 }));
   const subscriber = createRedis(redis.url, { connectionName: 'image-test-sub' });
   h = await startDiscoveryHost(redis.url, db, () => {
     images = new ImageIndex({ db, subscriber, logger });

@@ -121,21 +121,18 @@ export function trendingRank(gt: GroundTruth, topQueries: readonly string[]): nu
 
 /** Image name → the ids of the visible products holding it among their images (groups of ≥ 2). */
 export function imageLookalikes(
-  products: Iterable<{
-    id: string;
-    status?: string | null;
-    published_at?: string | null;
-    images?: { src?: string | null }[] | null;
-  }>,
+  products: Iterable<{ id: unknown; status?: unknown; published_at?: unknown; images?: unknown }>,
   nowMs = Date.now(),
 ): Map<string, string[]> {
   const groups = new Map<string, string[]>();
   for (const p of products) {
-    if ((p.status ?? 'active') !== 'active' || !p.published_at || Date.parse(p.published_at) > nowMs) continue;
-    for (const name of new Set((p.images ?? []).map((im) => (im.src ?? '').split('/').pop() ?? ''))) {
+    const published = typeof p.published_at === 'string' ? Date.parse(p.published_at) : Number.NaN;
+    if ((p.status ?? 'active') !== 'active' || !(published <= nowMs)) continue;
+    const images = (Array.isArray(p.images) ? p.images : []) as { src?: string | null }[];
+    for (const name of new Set(images.map((im) => (im.src ?? '').split('/').pop() ?? ''))) {
       if (!name) continue;
       const list = groups.get(name) ?? [];
-      list.push(p.id);
+      list.push(String(p.id));
       groups.set(name, list);
     }
   }

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { Db } from '../../../clickhouse/client.ts';
 import { type ImageFeatureRow, imageFeaturePage, imageFeaturesByIds } from '../../../clickhouse/queries/images.ts';
 import { IMAGES_CHANNEL, type ImageItemType, type ImagesChange, parseImagesMessage } from '../../../schemas/images.ts';
-import type { ImageFeatureProvider, ImageFeatures } from '../../common/image-features.ts';
+import { FeatureMatrix, type ImageFeatureProvider, type ImageFeatures } from '../../common/image-features.ts';
 import type { Logger } from '../../common/logger.ts';
 
 export interface ItemImages {
@@ -31,6 +31,7 @@ export class StoreImages {
   }
 
   put(type: ImageItemType, row: ImageFeatureRow): void {
+    if (type === 'product') this.matrix = null;
     this.items[type].set(row.item_id, {
       srcs: row.image_srcs,
       features: row.image_vectors.map((v, i) =>
@@ -41,22 +42,38 @@ export class StoreImages {
     });
   }
 
+  /** the product images of one model in a flat matrix, rebuilt after changes (on the next search) */
+  private matrix: { model: string; m: FeatureMatrix; owners: string[] } | null = null;
+
   /**
    * Every product's best similarity to the query image (the best of its images), features of the
-   * provider's model only; products without features are absent.
+   * query's model only; products without features are absent.
    */
   productSimilarities(query: ImageFeatures, provider: ImageFeatureProvider): Map<string, number> {
+    if (this.matrix?.model !== query.model) {
+      const rows: ImageFeatures[] = [];
+      const owners: string[] = [];
+      for (const [id, item] of this.items.product)
+        for (const f of item.features)
+          if (f && f.model === query.model) {
+            rows.push(f);
+            owners.push(id);
+          }
+      this.matrix = { model: query.model, m: new FeatureMatrix(query.model, rows), owners };
+    }
+    const { m, owners } = this.matrix;
+    const sims = m.similarities(query, provider);
     const out = new Map<string, number>();
-    for (const [id, item] of this.items.product) {
-      let best = -1;
-      for (const f of item.features) {
-        if (!f || f.model !== query.model) continue;
-        const s = provider.similarity(query, f);
-        if (s > best) best = s;
-      }
-      if (best >= 0) out.set(id, best);
+    for (let i = 0; i < sims.length; i++) {
+      const prev = out.get(owners[i]);
+      if (prev === undefined || sims[i] > prev) out.set(owners[i], sims[i]);
     }
     return out;
+  }
+
+  remove(type: ImageItemType, id: string): void {
+    if (type === 'product') this.matrix = null;
+    this.items[type].delete(id);
   }
 
   /** the described images of an item (empty when none) */
@@ -163,7 +180,7 @@ export class ImageIndex {
       try {
         const rows = await imageFeaturesByIds(this.opts.db, c.store_id, c.item_type, c.item_ids);
         const found = new Set(rows.map((r) => r.item_id));
-        for (const id of c.item_ids) if (!found.has(id)) s.items[c.item_type].delete(id);
+        for (const id of c.item_ids) if (!found.has(id)) s.remove(c.item_type, id);
         for (const r of rows) s.put(c.item_type, r);
         s.version++;
         this.changesApplied++;
