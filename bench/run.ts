@@ -19,6 +19,7 @@ const all = [
   'autocomplete',
   'browse',
   'search',
+  'image-search',
   'search-libraries',
   'analyst',
 ];
