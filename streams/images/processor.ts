@@ -37,7 +37,7 @@ interface Item {
 const TABLE = 'image_features';
 /** one describer per process: its URL cache is shared by both processors and every partition */
 let shared: ImageDescriber | null = null;
-const describer = () => (shared ??= new ImageDescriber(imageFeatureProvider(process.env.IMAGE_FEATURES_MODEL)));
+const describer = () => (shared ??= new ImageDescriber(imageFeatureProvider()));
 
 /** Tests swap the describer (a short timeout, a fresh cache). */
 export function setImageDescriber(d: ImageDescriber | null): void {
