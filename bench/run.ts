@@ -22,6 +22,7 @@ const all = [
   'image-search',
   'search-libraries',
   'analyst',
+  'site',
 ];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
 
