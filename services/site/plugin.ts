@@ -146,14 +146,25 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
     return docs;
   }
 
-  function serve(url: string, pick: (d: DiscoveryDocs) => Served) {
-    app.get(url, async (req, reply) => {
-      const s = pick(await docsFor(req));
-      reply.header('cache-control', 'public, max-age=300').header('etag', s.etag).type(s.type);
-      if (req.headers['if-none-match'] === s.etag) return reply.code(304).send();
-      return reply.send(s.body);
+  /** the documents of an origin once built (the hot path answers from here without a promise) */
+  const built = new Map<string, DiscoveryDocs>();
+  function send(req: FastifyRequest, reply: FastifyReply, s: Served): FastifyReply {
+    reply.header('cache-control', 'public, max-age=300').header('etag', s.etag).type(s.type);
+    if (req.headers['if-none-match'] === s.etag) return reply.code(304).send();
+    return reply.send(s.body);
+  }
+  /** `allow` null: the path's other methods are registered elsewhere */
+  function serve(url: string, pick: (d: DiscoveryDocs) => Served, allow: HTTPMethods[] | null = ['GET']) {
+    app.get(url, (req, reply) => {
+      const ready = built.get(originOf(req));
+      if (ready) return send(req, reply, pick(ready));
+      return docsFor(req).then((docs) => {
+        if (built.size >= 16) built.delete(built.keys().next().value as string);
+        built.set(originOf(req), docs);
+        return send(req, reply, pick(docs));
+      });
     });
-    onlyMethods(url, ['GET']);
+    if (allow) onlyMethods(url, allow);
   }
   serve('/openapi.json', (d) => d.openapiJson);
   serve('/openapi.yaml', (d) => d.openapiYaml);
@@ -161,6 +172,8 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
   serve('/sitemap.xml', (d) => d.sitemap);
   serve('/.well-known/api-catalog', (d) => d.apiCatalog);
   serve('/.well-known/agent-skills/index.json', (d) => d.skillsIndex);
+  // GET /.well-known/mcp is the card; POST the server (below)
+  serve('/.well-known/mcp', (d) => d.serverCard, null);
 
   app.get<{ Params: { name: string } }>('/.well-known/agent-skills/:name/SKILL.md', async (req, reply) => {
     const s = skillByName.get(req.params.name);
@@ -170,10 +183,7 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
   onlyMethods('/.well-known/agent-skills/:name/SKILL.md', ['GET']);
 
   // ------------------------------------------------------------------ MCP: the card (GET) and the server (POST)
-  app.get('/.well-known/mcp', async (req, reply) => {
-    const s = (await docsFor(req)).serverCard;
-    return reply.type(s.type).header('cache-control', 'public, max-age=300').header('etag', s.etag).send(s.body);
-  });
+
   await app.register(async (mcp) => {
     // the route parses the body itself: a body that is not JSON is a JSON-RPC -32700, not a Fastify error
     mcp.removeAllContentTypeParsers();
