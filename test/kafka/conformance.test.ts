@@ -1,12 +1,15 @@
-// Apache Kafka's own Java client (kafka-clients 4.4, from the same Maven fetch as the broker) against the
-// embedded broker and Apache Kafka 4.4: admin, an idempotent acks=all producer, a group consumer with
-// committed offsets (java/JavaClient.java), and records crossing between it and kafkajs both ways.
+// The embedded broker and Apache Kafka 4.4 (one KRaft node each, test/kafka/targets.ts) in the same run:
+// - Apache Kafka's own Java client (kafka-clients 4.4, from the same Maven fetch as the broker): admin, an
+//   idempotent acks=all producer, a group consumer with committed offsets (java/JavaClient.java), and
+//   records crossing between it and kafkajs both ways;
+// - the behaviours where the two differ, pinned per broker as docs/broker.md lists them ("Differences").
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ensureKafka, javaBin, kafkaCacheDir } from '../../deploy/kafka/fetch.ts';
+import { testKafka } from '../broker/helpers/broker.ts';
 import { brokerTargets, type RunningBroker } from './targets.ts';
 
 const SOURCE = path.join(import.meta.dirname, 'java/JavaClient.java');
@@ -121,5 +124,75 @@ describe.each(brokerTargets())('$name', (target) => {
     expect(new Set(r.lines.map((l) => `${l.key}|${l.value}|${l.h}`))).toEqual(
       new Set(msgs.map((m) => `${m.key}|${m.value}|${m.headers.h}`)),
     );
+  });
+
+  test('a replication factor above the number of brokers is refused', async () => {
+    const admin = broker.kafka().admin();
+    await admin.connect();
+    try {
+      await expect(
+        admin.createTopics({ topics: [{ topic: 'rf3-on-one-node', numPartitions: 1, replicationFactor: 3 }] }),
+      ).rejects.toMatchObject({ errors: [expect.objectContaining({ type: 'INVALID_REPLICATION_FACTOR' })] });
+    } finally {
+      await admin.disconnect();
+    }
+  });
+
+  test('acks=all to a topic whose min.insync.replicas exceeds its replication factor is accepted (Kafka 4.4 caps the effective minimum at the replication factor; the embedded broker has one replica)', async () => {
+    const kafka = testKafka(broker.brokers, 'min-isr', { retry: { retries: 1, initialRetryTime: 50 } });
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({
+      waitForLeaders: false,
+      topics: [{ topic: 'min-isr-2', numPartitions: 1, configEntries: [{ name: 'min.insync.replicas', value: '2' }] }],
+    });
+    await expect
+      .poll(
+        async () =>
+          (await admin.fetchTopicMetadata({ topics: ['min-isr-2'] }).catch(() => undefined))?.topics[0]?.partitions[0]
+            ?.leader,
+      )
+      .toBeGreaterThanOrEqual(0);
+    await admin.disconnect();
+    const producer = kafka.producer({ idempotent: true, retry: { retries: 1, initialRetryTime: 50 } });
+    await producer.connect();
+    const acked = await producer.send({ topic: 'min-isr-2', acks: -1, messages: [{ value: 'x' }] });
+    expect(acked).toMatchObject([{ topicName: 'min-isr-2', errorCode: 0, baseOffset: '0' }]);
+    await producer.disconnect();
+  });
+
+  test('transactions: Apache Kafka commits a transactional producer, the embedded broker has no transaction coordinator', {
+    timeout: 60_000,
+  }, async () => {
+    const kafka = testKafka(broker.brokers, 'txn', { retry: { retries: 2, initialRetryTime: 50, maxRetryTime: 200 } });
+    const producer = kafka.producer({
+      transactionalId: 'conformance-txn',
+      idempotent: true,
+      maxInFlightRequests: 1,
+      retry: { retries: 2, initialRetryTime: 50, maxRetryTime: 200 },
+    });
+    if (target.id === 'embedded') {
+      const attempt = async () => {
+        await producer.connect();
+        const tx = await producer.transaction();
+        await tx.send({ topic: 'txn-topic', messages: [{ key: 'a', value: 'committed' }] });
+        await tx.commit();
+      };
+      await expect(attempt()).rejects.toThrow();
+      await producer.disconnect().catch(() => {});
+      return;
+    }
+    await producer.connect();
+    const tx = await producer.transaction();
+    await tx.send({ topic: 'txn-topic', messages: [{ key: 'a', value: 'committed' }] });
+    await tx.commit();
+    await producer.disconnect();
+    const consumer = kafka.consumer({ groupId: 'txn-reader', readUncommitted: false });
+    await consumer.connect();
+    await consumer.subscribe({ topic: 'txn-topic', fromBeginning: true });
+    const got: string[] = [];
+    await consumer.run({ eachMessage: async ({ message }) => void got.push(message.value!.toString()) });
+    await expect.poll(() => got, { timeout: 20_000 }).toEqual(['committed']);
+    await consumer.disconnect();
   });
 });
