@@ -364,7 +364,10 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
   const html = (reply: FastifyReply, body: string) =>
     reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(body);
 
-  app.get('/', (_req, reply) => html(reply, pages.landingPage(opts.counter.get())));
+  // RFC 9727 §3: the site's home page links its API catalog
+  app.get('/', (_req, reply) =>
+    html(reply.header('link', '</.well-known/api-catalog>; rel="api-catalog"'), pages.landingPage(opts.counter.get())),
+  );
   onlyMethods('/', ['GET']);
   app.get('/integrations', (_req, reply) => html(reply, pages.integrationsPage()));
   onlyMethods('/integrations', ['GET']);

@@ -131,6 +131,8 @@ describe('llms.txt, sitemap, API catalog, agent skills', () => {
     for (const rel of ['service-desc', 'service-doc'])
       for (const l of linkset[0][rel]) expect((await fetch(l.href)).status, l.href).toBe(200);
     expect((await fetch(`${base}/.well-known/api-catalog`, { method: 'HEAD' })).status).toBe(200);
+    // the home page links it (RFC 9727 §3)
+    expect((await fetch(`${base}/`)).headers.get('link')).toBe('</.well-known/api-catalog>; rel="api-catalog"');
   });
 
   it('the agent-skills index lists each SKILL.md with the SHA-256 of the bytes served at its URL', async () => {
@@ -191,6 +193,8 @@ describe('MCP', () => {
       'search_site',
     ]);
     for (const t of tools) expect(t.annotations?.readOnlyHint).toBe(true);
+    // a notification from the client: accepted (202) without an answer
+    await expect(client.notification({ method: 'notifications/initialized' })).resolves.toBeUndefined();
 
     const listed = await client.callTool({ name: 'list_articles', arguments: {} });
     const articles = JSON.parse((listed.content as { text: string }[])[0].text);
