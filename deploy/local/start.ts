@@ -24,6 +24,7 @@ const lines = [
     ? `  ClickHouse SQL (read-only)           ${u.clickhouse}   e.g. curl '${u.clickhouse}/?query=SELECT%201'`
     : undefined,
   u.kafka ? `  Kafka (embedded broker)              ${u.kafka}` : undefined,
+  config.embedded.kafka ? undefined : `  Kafka (KAFKA_BROKERS)                ${config.kafkaBrokers.join(',')}`,
   u.redis ? `  Redis                                ${u.redis}` : undefined,
   `  Readiness                            ${u.readyz}`,
   `  Metrics                              ${u.metrics}`,
