@@ -180,20 +180,22 @@ try {
     image_data: (await photoOf(names[0])).toString('base64'),
     pagination: { limit: 24 },
   });
-  await run(`search/image by image_data (${Math.round(inline.length / 1024)} KiB JSON)`, base, {
-    method: 'POST',
-    headers,
-    path: '/api/storefront/v1/search/image',
-    body: inline,
-  });
+  await run(
+    `search/image by image_data (${Math.round(inline.length / 1024)} KiB JSON)`,
+    `${base}/api/storefront/v1/search/image`,
+    {
+      method: 'POST',
+      headers,
+      body: inline,
+    },
+  );
   const form = new FormData();
   form.append('image', new Blob([new Uint8Array(await photoOf(names[0]))], { type: 'image/jpeg' }), 'q.jpg');
   const probe = new Request('http://x/', { method: 'POST', body: form });
   const uploadBody = Buffer.from(await probe.arrayBuffer());
-  await run('images/upload (multipart JPEG)', base, {
+  await run('images/upload (multipart JPEG)', `${base}/api/storefront/v1/images/upload`, {
     method: 'POST',
     headers: { 'x-storefront-access-token': token, 'content-type': probe.headers.get('content-type') as string },
-    path: '/api/storefront/v1/images/upload',
     body: uploadBody,
   });
   figures.http = runs;

@@ -55,6 +55,8 @@ export interface ImageFeatureProvider {
 
 // ── decoding ──
 
+/** decoded at this size; the object is then found, centred and resampled to SIDE */
+export const DECODE_SIDE = 192;
 const SIDE = 64;
 const HUES = 12;
 const HIST = HUES * 9 + 4;
@@ -72,7 +74,7 @@ export function sniffFormat(bytes: Buffer): ImageFormat | null {
   return null;
 }
 
-/** Decode to 64 × 64 RGB (EXIF-rotated, alpha flattened onto white); ImageError when unusable. */
+/** Decode to 192 × 192 RGB (EXIF-rotated, alpha flattened onto white); ImageError when unusable. */
 export async function decodeImage(
   bytes: Buffer,
 ): Promise<{ rgb: Buffer; format: ImageFormat; width: number; height: number }> {
@@ -92,12 +94,13 @@ export async function decodeImage(
     const { data } = await img
       .rotate()
       .flatten({ background: '#ffffff' })
-      .resize(SIDE, SIDE, { fit: 'fill', kernel: 'cubic' })
+      .resize(DECODE_SIDE, DECODE_SIDE, { fit: 'fill', kernel: 'cubic' })
       .removeAlpha()
       .toColourspace('srgb')
       .raw()
       .toBuffer({ resolveWithObject: true });
-    if (data.length !== SIDE * SIDE * 3) throw new ImageError('undecodable', 'the image could not be decoded');
+    if (data.length !== DECODE_SIDE * DECODE_SIDE * 3)
+      throw new ImageError('undecodable', 'the image could not be decoded');
     return { rgb: data, format, width, height };
   } catch (err) {
     if (err instanceof ImageError) throw err;
@@ -141,27 +144,98 @@ function rgbToLab(r: number, g: number, b: number): [number, number, number] {
   return [116 * y - 16, 500 * (x - y), 200 * (y - z)];
 }
 
-/** The local feature vector and dHash of 64 × 64 RGB pixels. */
-export function localFeatures(rgb: Buffer): { vector: Float32Array; hash: string } {
+/** the mean colour of an image's border pixels: its background, for a product on a plain backdrop */
+function borderColour(rgb: Buffer, side: number): [number, number, number] {
+  let r = 0;
+  let g = 0;
+  let b = 0;
+  let n = 0;
+  for (let y = 0; y < side; y++)
+    for (let x = 0; x < side; x++) {
+      if (x !== 0 && y !== 0 && x !== side - 1 && y !== side - 1) continue;
+      const i = (y * side + x) * 3;
+      r += rgb[i];
+      g += rgb[i + 1];
+      b += rgb[i + 2];
+      n++;
+    }
+  return [r / n, g / n, b / n];
+}
+
+/**
+ * The object centred: the bounding box of the pixels that differ from the background, made square
+ * (plus a small margin, padded with the background) and resampled to SIDE × SIDE by area averaging. A
+ * crop, a shift or a different margin of the same picture gives the same result; a full-bleed image (no
+ * background) stays whole.
+ */
+function centreObject(rgb: Buffer, side: number, bgc: [number, number, number]): Buffer {
+  const [br, bg, bb] = bgc;
+  const rows = new Uint32Array(side);
+  const cols = new Uint32Array(side);
+  for (let y = 0; y < side; y++)
+    for (let x = 0; x < side; x++) {
+      const i = (y * side + x) * 3;
+      const d = (rgb[i] - br) ** 2 + (rgb[i + 1] - bg) ** 2 + (rgb[i + 2] - bb) ** 2;
+      if (d > 40 * 40) {
+        rows[y]++;
+        cols[x]++;
+      }
+    }
+  const min = Math.max(2, Math.round(side * 0.01));
+  const first = (a: Uint32Array) => a.findIndex((v) => v >= min);
+  const last = (a: Uint32Array) => a.length - 1 - [...a].reverse().findIndex((v) => v >= min);
+  let x0 = first(cols);
+  let y0 = first(rows);
+  let x1 = last(cols);
+  let y1 = last(rows);
+  if (x0 < 0 || y0 < 0 || x1 >= side || y1 >= side) {
+    x0 = 0;
+    y0 = 0;
+    x1 = side - 1;
+    y1 = side - 1;
+  }
+  const half = (Math.max(x1 - x0, y1 - y0) + 1) * 0.53;
+  const cx = (x0 + x1 + 1) / 2;
+  const cy = (y0 + y1 + 1) / 2;
+  const out = Buffer.alloc(SIDE * SIDE * 3);
+  const step = (2 * half) / SIDE;
+  // area sampling: a few sub-samples per output pixel
+  const sub = Math.max(1, Math.min(4, Math.ceil(step)));
+  for (let oy = 0; oy < SIDE; oy++)
+    for (let ox = 0; ox < SIDE; ox++) {
+      let r = 0;
+      let g = 0;
+      let b = 0;
+      for (let sy = 0; sy < sub; sy++)
+        for (let sx = 0; sx < sub; sx++) {
+          const x = Math.floor(cx - half + (ox + (sx + 0.5) / sub) * step);
+          const y = Math.floor(cy - half + (oy + (sy + 0.5) / sub) * step);
+          if (x < 0 || y < 0 || x >= side || y >= side) {
+            r += br;
+            g += bg;
+            b += bb;
+          } else {
+            const i = (y * side + x) * 3;
+            r += rgb[i];
+            g += rgb[i + 1];
+            b += rgb[i + 2];
+          }
+        }
+      const o = (oy * SIDE + ox) * 3;
+      const k = sub * sub;
+      out[o] = Math.round(r / k);
+      out[o + 1] = Math.round(g / k);
+      out[o + 2] = Math.round(b / k);
+    }
+  return out;
+}
+
+/** The local feature vector and dHash of decoded RGB pixels (DECODE_SIDE × DECODE_SIDE). */
+export function localFeatures(decoded: Buffer, decodedSide = DECODE_SIDE): { vector: Float32Array; hash: string } {
   const n = SIDE * SIDE;
   const vector = new Float32Array(LOCAL_DIMS);
-  // background: the mean colour of the border pixels
-  let br = 0;
-  let bg = 0;
-  let bb = 0;
-  let bn = 0;
-  for (let y = 0; y < SIDE; y++)
-    for (let x = 0; x < SIDE; x++) {
-      if (x !== 0 && y !== 0 && x !== SIDE - 1 && y !== SIDE - 1) continue;
-      const i = (y * SIDE + x) * 3;
-      br += rgb[i];
-      bg += rgb[i + 1];
-      bb += rgb[i + 2];
-      bn++;
-    }
-  br /= bn;
-  bg /= bn;
-  bb /= bn;
+  const [br, bg, bb] = borderColour(decoded, decodedSide);
+  const rgb = centreObject(decoded, decodedSide, [br, bg, bb]);
   const grey = new Float32Array(n);
   let total = 0;
   const lab = new Float64Array(LAYOUT);
@@ -250,9 +324,7 @@ export const LOCAL_WEIGHTS = { histogram: 0.45, layout: 0.2, edges: 0.2, hash: 0
 function localAt(x: Float32Array, xo: number, y: Float32Array, yo: number, hashAgreement: number): number {
   let hist = 0;
   for (let i = 0; i < HIST; i++) {
-    const a = x[xo + i];
-    const b = y[yo + i];
-    hist += a < b ? a : b;
+    hist += Math.min(x[xo + i], y[yo + i]);
   }
   let sq = 0;
   for (let i = HIST; i < HIST + LAYOUT; i++) {
@@ -314,8 +386,30 @@ export class FeatureMatrix {
     });
   }
 
-  /** the similarity of the query to every row (0 for rows of another shape) */
-  similarities(query: ImageFeatures, provider: ImageFeatureProvider): Float64Array {
+  /** coarse local descriptors (12 hues + 4 greys, 2 × 2 Lab layout), built on the first search */
+  private coarse: Float32Array | null = null;
+
+  private coarseOf(v: Float32Array, off: number, out: Float32Array, at: number): void {
+    for (let i = 0; i < COARSE; i++) out[at + i] = 0;
+    for (let h = 0; h < HUES; h++) {
+      let sum = 0;
+      for (let k = 0; k < 9; k++) sum += v[off + h * 9 + k];
+      out[at + h] = sum;
+    }
+    for (let g = 0; g < 4; g++) out[at + HUES + g] = v[off + HUES * 9 + g];
+    // 4 × 4 layout cells → 2 × 2 quadrants, mean Lab each
+    for (let cell = 0; cell < 16; cell++) {
+      const q = (Math.floor(cell / 8) * 2 + Math.floor((cell % 4) / 2)) * 3;
+      for (let c = 0; c < 3; c++) out[at + 16 + q + c] += v[off + HIST + cell * 3 + c] / 4;
+    }
+  }
+
+  /**
+   * The similarity of the query to every row (0 for rows of another shape). With `shortlist`, local
+   * features are compared in two passes: a coarse one over every row (colour by hue, a 2 × 2 layout:
+   * 28 numbers), then the full comparison of the best `shortlist` rows only; the others answer -1.
+   */
+  similarities(query: ImageFeatures, provider: ImageFeatureProvider, shortlist = 0): Float64Array {
     const out = new Float64Array(this.size);
     if (query.model !== this.model) return out;
     if (this.model !== LOCAL_MODEL) {
@@ -324,12 +418,71 @@ export class FeatureMatrix {
     }
     if (query.vector.length !== LOCAL_DIMS || this.dims !== LOCAL_DIMS) return out;
     const [qh, ql] = query.hash ? hashWords(query.hash) : [0, 0];
-    for (let i = 0; i < this.size; i++) {
+    const full = (i: number) => {
       const h = query.hash && this.hashed[i] ? 1 - (popcount32(qh ^ this.hi[i]) + popcount32(ql ^ this.lo[i])) / 64 : 0;
-      out[i] = localAt(query.vector, 0, this.vectors, i * LOCAL_DIMS, h);
+      return localAt(query.vector, 0, this.vectors, i * LOCAL_DIMS, h);
+    };
+    if (shortlist <= 0 || shortlist >= this.size) {
+      for (let i = 0; i < this.size; i++) out[i] = full(i);
+      return out;
     }
+    if (!this.coarse) {
+      const c = new Float32Array(this.size * COARSE);
+      for (let i = 0; i < this.size; i++) this.coarseOf(this.vectors, i * LOCAL_DIMS, c, i * COARSE);
+      this.coarse = c;
+    }
+    const qc = new Float32Array(COARSE);
+    this.coarseOf(query.vector, 0, qc, 0);
+    const c = this.coarse;
+    const rough = new Float32Array(this.size);
+    for (let i = 0; i < this.size; i++) {
+      const o = i * COARSE;
+      let hist = 0;
+      for (let k = 0; k < 16; k++) {
+        hist += Math.min(qc[k], c[o + k]);
+      }
+      let sq = 0;
+      for (let k = 16; k < COARSE; k++) {
+        const d = qc[k] - c[o + k];
+        sq += d * d;
+      }
+      rough[i] = hist - 2 * Math.sqrt(sq);
+    }
+    const cut = kthLargest(rough, shortlist);
+    out.fill(-1);
+    for (let i = 0; i < this.size; i++) if (rough[i] >= cut) out[i] = full(i);
     return out;
   }
+}
+
+const COARSE = 28;
+
+/** the k-th largest value (quickselect on a copy) */
+function kthLargest(values: Float32Array, k: number): number {
+  const a = Float32Array.from(values);
+  let lo = 0;
+  let hi = a.length - 1;
+  const target = k - 1;
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1];
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i] > pivot) i++;
+      while (a[j] < pivot) j--;
+      if (i <= j) {
+        const t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else break;
+  }
+  return a[target];
 }
 
 /** The default provider: the local features above (no network, no model). */

@@ -5,6 +5,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import {
+  DECODE_SIDE,
   decodeImage,
   ImageError,
   imageFeatureProvider,
@@ -77,7 +78,7 @@ describe('local image features', () => {
       expect(sniffFormat(bytes)).toBe(format);
       const d = await decodeImage(bytes);
       expect(d.format).toBe(format);
-      expect(d.rgb).toHaveLength(64 * 64 * 3);
+      expect(d.rgb).toHaveLength(DECODE_SIDE * DECODE_SIDE * 3);
     }
     const clear = await sharp({
       create: { width: 8, height: 8, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },

@@ -105,14 +105,32 @@ function darken(hex: string, f: number): string {
   return `#${[16, 8, 0].map((s) => ch(s).toString(16).padStart(2, '0')).join('')}`;
 }
 
+const isLight = (fill: string) =>
+  Number.parseInt(fill.slice(1, 3), 16) > 200 && Number.parseInt(fill.slice(3, 5), 16) > 200;
+/** the colour of a pattern's stripes, dots or band over a fill */
+const accentOf = (fill: string) => (isLight(fill) ? '#c8c8c8' : darken(fill, 1.45));
+
+/**
+ * Whether a colour's patterns show: on a very dark fill the accent is nearly the fill (black: #1f1f1f
+ * under #2d2d2d), so its four patterns render as one look (image look-alikes, quality.ts).
+ */
+export function patternVisible(colorSlug: string): boolean {
+  const fill = COLOR_HEX.get(colorSlug);
+  if (!fill) return true;
+  const accent = accentOf(fill);
+  return [1, 3, 5].some(
+    (i) => Math.abs(Number.parseInt(fill.slice(i, i + 2), 16) - Number.parseInt(accent.slice(i, i + 2), 16)) >= 24,
+  );
+}
+
 /** The SVG source of an image (exported for tests and for anyone who wants vector output). */
 export function imageSvg(spec: ImageSpec): string {
   const fill = COLOR_HEX.get(spec.color);
   const shape = SHAPES[spec.type];
   if (!fill || !shape) throw new Error(`unknown demo image ${JSON.stringify(spec)}`);
-  const light = Number.parseInt(fill.slice(1, 3), 16) > 200 && Number.parseInt(fill.slice(3, 5), 16) > 200;
+  const light = isLight(fill);
   const stroke = light ? '#9a9a9a' : darken(fill, 0.6);
-  const accent = light ? '#c8c8c8' : darken(fill, 1.45);
+  const accent = accentOf(fill);
   const patterns = [
     '',
     `<pattern id="p" width="28" height="28" patternUnits="userSpaceOnUse" patternTransform="rotate(35)"><rect width="28" height="28" fill="${fill}"/><rect width="10" height="28" fill="${accent}"/></pattern>`,

@@ -2,6 +2,7 @@
 // (tests and `npm run bench` use these). Each evaluator takes the system under test as a function, so the
 // same measure applies to an aggregate read over SQL, a storefront endpoint or an in-process index.
 import type { GroundTruth } from './generator.ts';
+import { imageName, parseImageName, patternVisible } from './images.ts';
 
 export function precisionAtK(ranked: readonly string[], relevant: ReadonlySet<string>, k: number): number {
   if (k <= 0) return 0;
@@ -119,7 +120,16 @@ export function trendingRank(gt: GroundTruth, topQueries: readonly string[]): nu
 // planted set of look-alikes (pixel-identical images), next to near misses that differ in pattern,
 // colour or type only. Derived from the catalog as generated, so the generator's output is unchanged.
 
-/** Image name → the ids of the visible products holding it among their images (groups of ≥ 2). */
+/**
+ * The look of a demo image: its name, with the pattern dropped where the colour's patterns do not show
+ * (`tshirt-black-3.png` looks like `tshirt-black-0.png`).
+ */
+export function lookalikeKey(name: string): string {
+  const spec = parseImageName(name);
+  return spec && !patternVisible(spec.color) ? imageName({ ...spec, pattern: 0 }) : name;
+}
+
+/** Image look (`lookalikeKey`) → the ids of the visible products holding it among their images (groups of ≥ 2). */
 export function imageLookalikes(
   products: Iterable<{ id: unknown; status?: unknown; published_at?: unknown; images?: unknown }>,
   nowMs = Date.now(),
@@ -129,7 +139,7 @@ export function imageLookalikes(
     const published = typeof p.published_at === 'string' ? Date.parse(p.published_at) : Number.NaN;
     if ((p.status ?? 'active') !== 'active' || !(published <= nowMs)) continue;
     const images = (Array.isArray(p.images) ? p.images : []) as { src?: string | null }[];
-    for (const name of new Set(images.map((im) => (im.src ?? '').split('/').pop() ?? ''))) {
+    for (const name of new Set(images.map((im) => lookalikeKey((im.src ?? '').split('/').pop() ?? '')))) {
       if (!name) continue;
       const list = groups.get(name) ?? [];
       list.push(String(p.id));

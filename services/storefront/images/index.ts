@@ -10,6 +10,10 @@ import { IMAGES_CHANNEL, type ImageItemType, type ImagesChange, parseImagesMessa
 import { FeatureMatrix, type ImageFeatureProvider, type ImageFeatures } from '../../common/image-features.ts';
 import type { Logger } from '../../common/logger.ts';
 
+/** images compared in full per search (after a coarse pass over all): enough for 250 candidates after
+ *  scope and filters, a few images per product */
+const SHORTLIST = 1_500;
+
 export interface ItemImages {
   srcs: string[];
   /** per image: its features, null when the processor could not describe it */
@@ -46,8 +50,9 @@ export class StoreImages {
   private matrix: { model: string; m: FeatureMatrix; owners: string[] } | null = null;
 
   /**
-   * Every product's best similarity to the query image (the best of its images), features of the
-   * query's model only; products without features are absent.
+   * The best similarity to the query image of each product among the closest (the best of its images;
+   * features of the query's model only; a coarse pass over every image shortlists SHORTLIST images for
+   * the full comparison); products without features or outside the shortlist are absent.
    */
   productSimilarities(query: ImageFeatures, provider: ImageFeatureProvider): Map<string, number> {
     if (this.matrix?.model !== query.model) {
@@ -62,9 +67,10 @@ export class StoreImages {
       this.matrix = { model: query.model, m: new FeatureMatrix(query.model, rows), owners };
     }
     const { m, owners } = this.matrix;
-    const sims = m.similarities(query, provider);
+    const sims = m.similarities(query, provider, SHORTLIST);
     const out = new Map<string, number>();
     for (let i = 0; i < sims.length; i++) {
+      if (sims[i] < 0) continue;
       const prev = out.get(owners[i]);
       if (prev === undefined || sims[i] > prev) out.set(owners[i], sims[i]);
     }
