@@ -117,7 +117,7 @@ export const TOPICS = {
     partitions: 1,
     cleanupPolicy: 'delete',
     retentionMs: -1,
-    description: 'Public-site submissions: newsletter signups, article unlocks, integration requests and corrections, arcade scores',
+    description: 'Public-site submissions: newsletter signups, article unlocks, integration forms, arcade scores',
   },
   schemas: {
     name: '_schemas',

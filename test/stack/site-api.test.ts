@@ -7,7 +7,6 @@ import { ARTICLES } from '../../services/site/content.ts';
 import { inBillions } from '../../services/site/counter.ts';
 import { sql, stack } from '../helpers/stack.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
 const json = (r: Response): Promise<any> => r.json();
 let ipSeq = 0;
 const form = (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) =>

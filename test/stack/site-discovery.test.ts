@@ -13,7 +13,6 @@ import { ARTICLES } from '../../services/site/content.ts';
 import { stack } from '../helpers/stack.ts';
 
 let base: string;
-// biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted on, not typed
 const json = (r: Response): Promise<any> => r.json();
 const clients: Client[] = [];
 
