@@ -346,17 +346,21 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
   });
   onlyMethods('/api/arcade/scores', ['POST']);
 
+  // ClickHouse is read at most once a second for the leaderboard, every 2 s per store for the dashboard,
+  // however many browsers poll (the pages are public)
+  const board = ttlCache(1_000, 1, () => leaderboard(opts.db).then((entries) => ({ entries })));
   app.get('/api/arcade/leaderboard', async (_req, reply) => {
     reply.header('cache-control', 'no-store');
-    return { entries: await leaderboard(opts.db) };
+    return board('');
   });
   onlyMethods('/api/arcade/leaderboard', ['GET']);
 
   // ------------------------------------------------------------------ operations dashboard data
+  const dashboard = ttlCache(2_000, 64, (store: string) => dashboardData(opts.db, opts.sampler, opts.counter, store));
   app.get<{ Querystring: { store?: string } }>('/api/ops/dashboard', async (req, reply) => {
     const store = typeof req.query.store === 'string' ? req.query.store.slice(0, 64) : '';
     reply.header('cache-control', 'no-store');
-    return dashboardData(opts.db, opts.sampler, opts.counter, store);
+    return dashboard(store);
   });
   onlyMethods('/api/ops/dashboard', ['GET']);
 
@@ -397,6 +401,21 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
   });
   onlyMethods('/assets/:file', ['GET']);
   log.info({ articles: ARTICLES.length, skills: skills.length }, 'site: routes registered');
+}
+
+/** memoizes `load(key)` for `ttlMs` (a failed load is not kept), at most `max` keys */
+function ttlCache<T>(ttlMs: number, max: number, load: (key: string) => Promise<T>): (key: string) => Promise<T> {
+  const entries = new Map<string, { at: number; value: Promise<T> }>();
+  return (key) => {
+    const now = Date.now();
+    const hit = entries.get(key);
+    if (hit && now - hit.at < ttlMs) return hit.value;
+    if (entries.size >= max) entries.clear();
+    const value = load(key);
+    entries.set(key, { at: now, value });
+    value.catch(() => entries.delete(key));
+    return value;
+  };
 }
 
 function unsupportedMediaType(): SiteError {
