@@ -4,17 +4,19 @@
 // and two I/O threads, small internal topics. With 3 nodes or more, topics get replication factor 3 and
 // min.insync.replicas=2 by default (also __consumer_offsets and __transaction_state).
 // Used by `npm run kafka:cluster` (start.ts), the tests (test/kafka/) and `npm run bench -- broker`.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import pino from 'pino';
 import { createKafka } from '../../services/common/kafka/index.ts';
 import { ensureKafka, javaBin, KAFKA_VERSION } from './fetch.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const LOG4J = path.join(HERE, 'log4j2.properties');
+const execFileAsync = promisify(execFile);
 
 export interface KafkaClusterOptions {
   /** number of nodes (default 3) */
@@ -33,6 +35,8 @@ export interface KafkaClusterOptions {
   /** each log line of each node (default: written to stdout prefixed by the node) */
   output?: (node: string, line: string) => void;
   startTimeoutMs?: number;
+  /** aborting stops the nodes started so far and rejects (Ctrl-C during start-up) */
+  signal?: AbortSignal;
 }
 
 export interface KafkaCluster {
@@ -134,6 +138,7 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
     classPath,
   ];
   const configs: string[] = [];
+  const unformatted: string[] = [];
   for (let id = 1; id <= n; id++) {
     const dir = path.join(root, `node-${id}`);
     mkdirSync(dir, { recursive: true });
@@ -141,15 +146,31 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
     const file = path.join(dir, 'server.properties');
     writeProperties(file, nodeProperties(id, { host, ports, controllerPorts, logDir, properties: opts.properties }));
     configs.push(file);
-    if (!existsSync(path.join(logDir, 'meta.properties'))) {
-      execFileSync(java, [...jvm(128), 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', file], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-    }
+    if (!existsSync(path.join(logDir, 'meta.properties'))) unformatted.push(file);
   }
+  // first start: format the nodes' storage, all at once (a short-lived JVM each: C1 only, serial GC)
+  await Promise.all(
+    unformatted.map((file) =>
+      execFileAsync(java, [
+        '-Xmx128m',
+        '-XX:TieredStopAtLevel=1',
+        '-XX:+UseSerialGC',
+        `-Dlog4j2.configurationFile=${LOG4J}`,
+        '-cp',
+        classPath,
+        'kafka.tools.StorageTool',
+        'format',
+        '-t',
+        clusterId,
+        '-c',
+        file,
+      ]),
+    ),
+  );
 
   const children: ChildProcess[] = [];
   let stopping = false;
+  if (opts.signal?.aborted) throw new Error('start-up aborted');
   let onExit!: (v: { node: number; code: number | null; signal: string | null }) => void;
   const exited = new Promise<{ node: number; code: number | null; signal: string | null }>((r) => {
     onExit = r;
@@ -203,6 +224,7 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
     });
     const deadline = Date.now() + timeout;
     const check = () => {
+      if (opts.signal?.aborted) throw new Error('start-up aborted');
       if (dead) throw new Error(`Apache Kafka node ${dead.node} exited during start-up (code ${dead.code})`);
       if (Date.now() > deadline) throw new Error(`Apache Kafka did not start within ${timeout} ms`);
     };

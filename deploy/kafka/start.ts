@@ -19,6 +19,10 @@ if (!Number.isInteger(n) || n < 1 || n > 9) {
 }
 const dataDir = process.env.DATA_DIR || './data';
 process.stdout.write(`Starting Apache Kafka ${KAFKA_VERSION}: ${n} KRaft node(s), data in ${dataDir}…\n`);
+// Ctrl-C while the nodes start: stop the ones already running, then leave
+const starting = new AbortController();
+const abort = () => starting.abort();
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, abort);
 let cluster: Awaited<ReturnType<typeof startKafkaCluster>>;
 try {
   cluster = await startKafkaCluster({
@@ -26,11 +30,13 @@ try {
     ports: Array.from({ length: n }, (_, i) => port + i),
     dataDir,
     heapMb: Number(values.heap),
+    signal: starting.signal,
   });
 } catch (err) {
   process.stderr.write(`\n${(err as Error).message}\n`);
-  process.exit(1);
+  process.exit(starting.signal.aborted ? 0 : 1);
 }
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(sig, abort);
 process.stdout.write(
   `\nApache Kafka ${KAFKA_VERSION} is up (cluster ${cluster.clusterId}, ${n} node(s)${
     n >= 3 ? ', replication factor 3, min.insync.replicas=2' : ''
