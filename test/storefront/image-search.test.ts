@@ -425,3 +425,26 @@ describe('OpenAPI document', () => {
     }
   });
 });
+
+describe('image fetching', () => {
+  it('skips the rest of a failing host’s images in a chunk, and does not cache the failures', async () => {
+    // a port nobody listens on: every fetch fails at once
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const d = new ImageDescriber(provider, { timeoutMs: 1_000, concurrency: 1, hostFailures: 2 });
+    const urls = [1, 2, 3, 4, 5].map((i) => `http://127.0.0.1:${port}/img-${i}.png`);
+    const first = await d.describeAll(urls);
+    expect(urls.map((u) => first.get(u)?.status)).toEqual([
+      'network_error',
+      'network_error',
+      'host_skipped',
+      'host_skipped',
+      'host_skipped',
+    ]);
+    const again = await d.describeAll(urls.slice(2, 3));
+    expect(again.get(urls[2])?.status).toBe('network_error');
+    expect((await d.describe('ftp://example.com/a.png')).status).toBe('unsupported_url');
+  });
+});
