@@ -35,6 +35,12 @@ export function javaBin(tool: 'java' | 'javac' = 'java'): string {
   );
 }
 
+/** The full version of a Java binary (e.g. 17.0.15), for naming files only that JVM can use. */
+export function javaVersion(java: string): string {
+  const r = spawnSync(java, ['-XshowSettings:properties', '-version'], { encoding: 'utf8' });
+  return /java\.runtime\.version = (\S+)/.exec(`${r.stderr}${r.stdout}`)?.[1]?.replace(/[^\w.+-]/g, '_') ?? 'unknown';
+}
+
 /**
  * The class path of Apache Kafka (broker and clients): the jars in the cache directory, fetched with Maven
  * on the first call. `log` receives one line when Maven runs.
