@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
 import { imageStatusCounts } from '../../clickhouse/queries/images.ts';
+import { catalogKey } from '../../schemas/catalog.ts';
 import { IMAGE_MAX_BYTES } from '../../schemas/images.ts';
 import { normalizeProduct } from '../../services/catalog/normalize.ts';
 import { imageFeatureProvider } from '../../services/common/image-features.ts';
@@ -315,6 +316,35 @@ describe('POST /search/image', () => {
     const big = await post('/search/image', { image_data: Buffer.alloc(IMAGE_MAX_BYTES + 3, 1).toString('base64') });
     expect(big.status).toBe(413);
     expect(big.body.error.fields[0].path).toBe('image_data');
+  });
+
+  it('a deleted product (tombstone) leaves the image index', async () => {
+    const q = (await photo('bag-navy-1.png')).toString('base64');
+    const before = await post('/search/image', { image_data: q });
+    expect(String(before.body.results[0].id)).toBe('10');
+    const key = Buffer.from(catalogKey({ topic: 'products', store_id: h.storeId, product_id: '10' }));
+    const parsed = imagesProductsProcessor.parseTombstone!(key);
+    if (!parsed.ok) throw new Error(parsed.reason);
+    const c = ctx();
+    const r = await imagesProductsProcessor.process(
+      [
+        {
+          value: parsed.value,
+          position: { topic: 'products', partition: 0, offset: offset++ },
+          brokerTime: Date.now(),
+          tombstone: true,
+        },
+      ],
+      c,
+      0,
+    );
+    expect(r.writes[0].rows[0]).toMatchObject({ item_id: '10', is_deleted: 1, image_srcs: [] });
+    for (const w of r.writes) await db.insert(w.table, w.rows);
+    await r.afterWrite?.();
+    c.redis.disconnect();
+    await vi.waitFor(async () => expect((await images.get(h.storeId)).items.product.has('10')).toBe(false), {
+      timeout: 10_000,
+    });
   });
 
   it('a product whose image changes is found by its new look at once (agg:images)', async () => {
