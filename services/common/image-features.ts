@@ -342,16 +342,24 @@ function localAt(x: Float32Array, xo: number, y: Float32Array, yo: number, hashA
   );
 }
 
-function hashAgreement(a: string, b: string): number {
-  if (!a || !b) return 0;
-  const [ah, al] = hashWords(a);
-  const [bh, bl] = hashWords(b);
+/** parsed hashes of feature objects (pairwise comparisons parse each once) */
+const parsedHashes = new WeakMap<ImageFeatures, [number, number]>();
+function wordsOf(f: ImageFeatures): [number, number] {
+  let w = parsedHashes.get(f);
+  if (!w) parsedHashes.set(f, (w = hashWords(f.hash)));
+  return w;
+}
+
+function hashAgreement(a: ImageFeatures, b: ImageFeatures): number {
+  if (!a.hash || !b.hash) return 0;
+  const [ah, al] = wordsOf(a);
+  const [bh, bl] = wordsOf(b);
   return 1 - (popcount32(ah ^ bh) + popcount32(al ^ bl)) / 64;
 }
 
 export function localSimilarity(a: ImageFeatures, b: ImageFeatures): number {
   if (a.vector.length !== LOCAL_DIMS || b.vector.length !== LOCAL_DIMS) return 0;
-  return localAt(a.vector, 0, b.vector, 0, hashAgreement(a.hash, b.hash));
+  return localAt(a.vector, 0, b.vector, 0, hashAgreement(a, b));
 }
 
 /**
