@@ -21,6 +21,7 @@ const all = [
   'search',
   'image-search',
   'search-libraries',
+  'blocks',
   'analyst',
   'site',
 ];

@@ -3,7 +3,8 @@
 // schemas/storefront.ts; blocks add the `block` object and Unix-second timestamps.
 import { z } from 'zod';
 import { ANCHOR_TYPES, STRATEGY_KEYS, STRATEGY_TYPES, type StrategyKey } from './config.ts';
-import { ResultEnvelopeSchema, ResultFieldsSchema } from './storefront.ts';
+import { ContentItemSchema } from './content.ts';
+import { ProductRecordSchema, ResultEnvelopeSchema, ResultFieldsSchema } from './storefront.ts';
 
 const anchorRef = z.string().trim().min(1).max(255);
 
@@ -50,6 +51,9 @@ export const BlockObjectSchema = z
   .meta({ id: 'Block', description: 'The block that answered (the requested one; fallbacks are in _meta).' });
 
 export const BlockResponseSchema = ResultEnvelopeSchema.extend({
+  results: z
+    .array(z.union([ProductRecordSchema, ContentItemSchema]))
+    .describe('Product records; content items (articles, pages) for a related-content block.'),
   block: BlockObjectSchema.nullable().describe('Null when the id names no block (e.g. a prefixed theme handle).'),
 }).meta({ id: 'BlockResponse', description: 'The result envelope of a block; timestamps are Unix seconds.' });
 export type BlockResponse = z.infer<typeof BlockResponseSchema>;

@@ -24,7 +24,10 @@ import type { ResultsInput } from './results/engine.ts';
 import { linkHeader, preloadSettings } from './results/preload.ts';
 import type { LearnedIndex, StoreLearned } from './search/learned.ts';
 import { similarProducts } from './similar/engine.ts';
-import { type ImageSimilarity, type SimilarPrecompute, similarOf } from './similar/index.ts';
+import type { DiscoveryServices } from './images/services.ts';
+import type { StoreImages } from './images/index.ts';
+import type { StoreContent } from './content/index.ts';
+import { type ImageSimilarity, imageSimilarityOf, type SimilarPrecompute, similarOf } from './similar/index.ts';
 
 export interface BlockRoutesOptions {
   catalog: CatalogIndex;
@@ -32,8 +35,8 @@ export interface BlockRoutesOptions {
   cache: ResultsCache | null;
   relations: RelationsIndex;
   learned: LearnedIndex;
-  /** look-alikes by image features, when an image index is wired */
-  images?: () => ImageSimilarity | null;
+  /** the image index (look-alikes for similar products) and the content index (related content) */
+  discovery: Pick<DiscoveryServices, 'images' | 'content' | 'provider'>;
   precompute?: SimilarPrecompute;
   logger: Logger;
 }
@@ -52,31 +55,45 @@ function parseCached(text: string): CachedAnswer {
 
 export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOptions): Promise<void> {
   const app = host.withTypeProvider<ZodTypeProvider>();
-  const images = opts.images ?? (() => null);
+  const similarities = new WeakMap<StoreImages, ImageSimilarity>();
 
   async function inputOf(sf: StorefrontRequestState): Promise<ResultsInput> {
     const catalog = await opts.catalog.get(sf.store.storeId);
-    opts.precompute?.track(catalog);
     return { catalog, view: sf.view, dir: opts.directory, rc: sf.context, now: Date.now() };
   }
 
-  /** the behavioural state; unavailable (ClickHouse down) degrades to content-based answers, never a 5xx */
-  async function behaviourOf(
-    storeId: string,
-  ): Promise<{ relations: StoreRelations | null; learned: StoreLearned | null }> {
+  /**
+   * What the answers read besides the catalog: the pair relations, the learned search evidence, image
+   * features, content. Each unavailable part (ClickHouse down) degrades to the others, never a 5xx.
+   */
+  async function behaviourOf(input: ResultsInput): Promise<{
+    relations: StoreRelations | null;
+    learned: StoreLearned | null;
+    images: ImageSimilarity | null;
+    content: StoreContent | null;
+  }> {
+    const storeId = input.view.storeId;
     const warn = (what: string) => (err: Error) => {
       opts.logger.warn({ err: err.message, store: storeId }, `blocks: ${what} unavailable (degraded)`);
       return null;
     };
-    const [relations, learned] = await Promise.all([
+    const [relations, learned, storeImages, content] = await Promise.all([
       opts.relations.get(storeId).catch(warn('relations')),
       opts.learned.get(storeId).catch(warn('learned evidence')),
+      opts.discovery.images.get(storeId).catch(warn('image features')),
+      opts.discovery.content.get(storeId).catch(warn('content')),
     ]);
-    return { relations, learned };
+    let images: ImageSimilarity | null = null;
+    if (storeImages) {
+      images = similarities.get(storeImages) ?? imageSimilarityOf(storeImages, opts.discovery.provider);
+      similarities.set(storeImages, images);
+    }
+    opts.precompute?.track(input.catalog, images);
+    return { relations, learned, images, content };
   }
 
   const versionOf = (input: ResultsInput, sf: StorefrontRequestState, b: Awaited<ReturnType<typeof behaviourOf>>) =>
-    `${input.catalog.version}.${sf.view.generation}.${b.relations?.version ?? 'x'}.${b.learned?.version ?? 'x'}.${similarOf(input.catalog).version}`;
+    `${input.catalog.version}.${sf.view.generation}.${b.relations?.version ?? 'x'}.${b.learned?.version ?? 'x'}.${similarOf(input.catalog).version}.${b.images?.version ?? 'x'}.${b.content ? 'c' : 'x'}`;
 
   async function cached(
     key: string | null,
@@ -108,7 +125,7 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
       const blockId = req.params.blockId;
       const body = req.body;
       const input = await inputOf(sf);
-      const behaviour = await behaviourOf(sf.store.storeId);
+      const behaviour = await behaviourOf(input);
       const key = opts.cache
         ? opts.cache.key(sf.store.storeId, versionOf(input, sf, behaviour), 'blocks', blockId, body, sf.context)
         : null;
@@ -116,7 +133,6 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
         const r = blockProducts(input, blockId, body, {
           ...behaviour,
           similar: similarOf(input.catalog),
-          images: images(),
         });
         const meta: CachedAnswer['meta'] & { blockId: string | null; anchorId: string | null } = {
           productIds: r.productIds,
@@ -165,12 +181,12 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
       const productId = req.params.searchProductId;
       const body = req.body;
       const input = await inputOf(sf);
-      const behaviour = await behaviourOf(sf.store.storeId);
+      const behaviour = await behaviourOf(input);
       const key = opts.cache
         ? opts.cache.key(sf.store.storeId, versionOf(input, sf, behaviour), 'similar', productId, body, sf.context)
         : null;
       const { value, hit } = await cached(key, 'similar', () => {
-        const r = similarProducts(input, productId, body, { relations: behaviour.relations, images: images() });
+        const r = similarProducts(input, productId, body, behaviour);
         const settings = preloadSettings(sf.store, body.responseOptions);
         if (settings) r.envelope._meta.imagePreloads = { srcsetSizes: settings.srcsetSizes };
         const meta: CachedAnswer['meta'] = {

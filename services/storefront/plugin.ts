@@ -51,7 +51,7 @@ export interface StorefrontPluginOptions extends FrameOptions {
   /** content search and image search (images/services.ts); omitted: inert (no content, no image features) */
   discovery?: DiscoveryServices;
   /** recommendation blocks and similar products: the relations index, image look-alikes, the precompute */
-  blocks: Pick<BlockRoutesOptions, 'relations' | 'images' | 'precompute'>;
+  blocks: Pick<BlockRoutesOptions, 'relations' | 'precompute'>;
 }
 
 /** a query under this many characters (code points) after sanitizing counts as empty */
@@ -131,16 +131,16 @@ export async function storefrontPlugin(host: FastifyInstance, opts: StorefrontPl
     cache: opts.resultsCache,
     logger: opts.logger,
   });
+  const discovery = opts.discovery ?? inertDiscovery();
   await blockRoutes(host, {
     ...opts.blocks,
+    discovery,
     learned: opts.search.learned,
     catalog: opts.catalog,
     directory: opts.directory,
     cache: opts.resultsCache,
     logger: opts.logger,
   });
-
-  const discovery = opts.discovery ?? inertDiscovery();
   await contentRoutes(host, { ...discovery, catalog: opts.catalog, logger: opts.logger });
   await imageRoutes(host, { ...discovery, catalog: opts.catalog, directory: opts.directory });
 

@@ -4,13 +4,11 @@
 // agg:images; the read API answers POST /images/upload and POST /search/image from its image index.
 // Quality floor on the planted look-alikes (products sharing a rendered image, generator/quality.ts):
 // a shopper's re-encoded, cropped copy of the image finds them first.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateDemoStore } from '../../services/demo/generator/generator.ts';
-import { parseImageName, renderImage } from '../../services/demo/generator/images.ts';
 import { imageLookalikes, imageSearchQuality } from '../../services/demo/generator/quality.ts';
+import { serveDemoImages, type DemoImageServer } from '../helpers/demo-images.ts';
 import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
 import { sql } from '../helpers/stack.ts';
 
@@ -19,36 +17,19 @@ const PRODUCTS = 300;
 const FLOOR = 0.9;
 
 let d: DemoStack;
-let server: Server;
-const rendered = new Map<string, Promise<Buffer>>();
-const render = (name: string) => {
-  let p = rendered.get(name);
-  if (!p) rendered.set(name, (p = renderImage(parseImageName(name)!)));
-  return p;
-};
+let images: DemoImageServer;
 
 /** a shopper's copy of a demo image: cropped, resized, re-encoded as JPEG */
 const photo = async (name: string) =>
-  sharp(await render(name))
+  sharp(await images.render(name))
     .extract({ left: 14, top: 20, width: 484, height: 480 })
     .resize(360, 357)
     .jpeg({ quality: 75 })
     .toBuffer();
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const name = (req.url ?? '').split('/').pop() ?? '';
-    if (!parseImageName(name)) {
-      res.writeHead(404);
-      return res.end();
-    }
-    void render(name).then((png) => {
-      res.writeHead(200, { 'content-type': 'image/png' });
-      res.end(png);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/img`;
+  images = await serveDemoImages();
+  const base = images.base;
   const demo = generateDemoStore({
     seed: `image-search-${process.pid}-${Date.now()}`,
     products: PRODUCTS,
@@ -71,8 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await d?.close();
-  server?.closeAllConnections();
-  server?.close();
+  images?.close();
 });
 
 async function searchByImage(bytes: Buffer, body: Record<string, unknown> = {}) {

@@ -23,11 +23,13 @@ import { requestValues } from '../results/merch.ts';
 import type { Scope } from '../results/scope.ts';
 import { resolveSortOrder, sortTiles } from '../results/sort.ts';
 import { propertyOf, type Tile, tilesOf } from '../results/tiles.ts';
+import { contentItemOf } from '../content/rank.ts';
 import {
   type Anchor,
   BEHAVIOURAL,
   type BlockConfig,
   personalize,
+  relatedContent,
   runStrategy,
   type StrategyDeps,
   VARIANT_AWARE,
@@ -93,6 +95,7 @@ export function resolveAnchor(input: ResultsInput, block: BlockConfig, body: Blo
     product: null,
     variantId: null,
     collectionId: null,
+    articleId: null,
   };
   const required = () => {
     if (raw === null) throw invalid('anchor_id', `required for ${block.anchor_type} anchors`);
@@ -113,8 +116,7 @@ export function resolveAnchor(input: ResultsInput, block: BlockConfig, body: Blo
     case 'article': {
       const id = toNumericId(required(), 'Article') ?? toNumericId(raw, 'OnlineStoreArticle');
       if (!id) throw invalid(path, 'expected a numeric article id or an article GID');
-      anchor.productIds = [];
-      anchor.collectionId = null;
+      anchor.articleId = id;
       break;
     }
     case 'collection': {
@@ -161,6 +163,8 @@ function ruleMatches(rule: BlockConfig['rules'][number], input: ResultsInput, an
 
 interface Evaluated {
   tiles: Tile[];
+  /** related content: content ids instead of products */
+  content: string[] | null;
   /** the block's own minimum and maximum after rule overrides */
   min: number;
   max: number;
@@ -200,7 +204,16 @@ function evaluate(
     ruleIndex: rule ? ruleIndex : null,
     personalized: false,
   };
-  if (hidden) return { ...base, tiles: [], strategyKey, hidden, coldStart: false };
+  if (hidden) return { ...base, tiles: [], content: null, strategyKey, hidden, coldStart: false };
+  if (strategyKey === 'related_content')
+    return {
+      ...base,
+      tiles: [],
+      content: relatedContent(anchor, deps).slice(0, safeguards.max_products),
+      strategyKey,
+      hidden,
+      coldStart: false,
+    };
 
   // variant_id only for variant-aware strategies
   const a = VARIANT_AWARE.has(strategyKey) ? anchor : { ...anchor, variantId: null };
@@ -231,6 +244,7 @@ function evaluate(
   return {
     ...base,
     tiles: tiles.slice(0, safeguards.max_products),
+    content: null,
     strategyKey,
     hidden,
     coldStart,
@@ -273,7 +287,10 @@ function withFallbacks(
     ...(own.hidden ? { hidden: true } : {}),
     ...(own.coldStart ? { cold_start: true } : {}),
   });
-  if (own.tiles.length >= own.min && !own.hidden && (own.tiles.length > 0 || own.min === 0)) return own;
+  const count = own.content?.length ?? own.tiles.length;
+  if (count >= own.min && !own.hidden && (count > 0 || own.min === 0)) return own;
+  // a related-content block with some content is not mixed with fallback products
+  if (own.content?.length) return own;
   let current = own;
   for (const f of block.fallback) {
     if (visited.has(f.block_id) || visited.size >= MAX_CHAIN) continue;
@@ -285,7 +302,7 @@ function withFallbacks(
     } else {
       const have = new Set(current.tiles.map((t) => t.item.p.id));
       const tiles = [...current.tiles, ...next.tiles.filter((t) => !have.has(t.item.p.id))].slice(0, own.max);
-      current = { ...current, tiles, hidden: false };
+      current = { ...current, tiles, content: null, hidden: false };
       if (tiles.length >= Math.max(own.min, 1)) return current;
     }
   }
@@ -313,6 +330,37 @@ export function blockProducts(input: ResultsInput, blockId: string, body: BlockB
   const sdeps: StrategyDeps = { ...deps, catalog: input.catalog, rc: input.rc, now: input.now };
   const steps: ChainStep[] = [];
   const r = withFallbacks(input, block, anchor, exclude, body, scope, sdeps, new Set(), steps, 'primary');
+  const blockObject = {
+    id: block.id,
+    title: block.title,
+    anchor_type: block.anchor_type,
+    strategy_type: block.strategy_type ?? STRATEGY_KEYS[block.strategy_key],
+    strategy_key: block.strategy_key,
+  };
+  const chainMeta = { strategy: r.strategyKey, chain: steps };
+  if (r.content) {
+    // related content: content items (as content search answers them)
+    const byId = new Map((deps.content?.items ?? []).map((c) => [c.view.content_id, c]));
+    const page = body.pagination?.page ?? 1;
+    const limit = limitOf(r.max);
+    const items = r.content.flatMap((id) => {
+      const c = byId.get(id);
+      return c ? [contentItemOf(c)] : [];
+    });
+    return {
+      envelope: {
+        ...emptyEnvelope(limit, body),
+        results: items.slice((page - 1) * limit, page * limit),
+        totalResults: items.length,
+        totalPages: Math.ceil(items.length / limit),
+        block: blockObject,
+        _meta: { block: chainMeta },
+      },
+      productIds: [],
+      anchorId: body.anchor_id ?? body.anchor_handle ?? null,
+      blockId: block.id,
+    };
+  }
 
   let tiles = r.tiles;
   let sortOrderCode = 'relevance';
@@ -354,18 +402,11 @@ export function blockProducts(input: ResultsInput, blockId: string, body: BlockB
   return {
     envelope: {
       ...p.fields,
-      block: {
-        id: block.id,
-        title: block.title,
-        anchor_type: block.anchor_type,
-        strategy_type: block.strategy_type ?? STRATEGY_KEYS[block.strategy_key],
-        strategy_key: block.strategy_key,
-      },
+      block: blockObject,
       _meta: {
         ...p.meta,
         block: {
-          strategy: r.strategyKey,
-          chain: steps,
+          ...chainMeta,
           ...(r.coldStart ? { coldStart: true } : {}),
           ...(r.personalized ? { personalized: true } : {}),
           ...(r.source ? { similarSource: r.source } : {}),

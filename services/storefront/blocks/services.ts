@@ -7,10 +7,10 @@ import { boughtAfterViewTotals, relationRows } from '../../../clickhouse/queries
 import { parseRelatedMessage, RELATED_CHANNEL } from '../../../schemas/channels.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { BlockRoutesOptions } from '../blocks.ts';
-import { type ImageSimilarity, SimilarPrecompute } from '../similar/index.ts';
+import { SimilarPrecompute } from '../similar/index.ts';
 import { RelationsIndex, type RelationsSource } from './relations.ts';
 
-export type BlockServices = Pick<BlockRoutesOptions, 'relations' | 'images' | 'precompute'> & { close(): void };
+export type BlockServices = Pick<BlockRoutesOptions, 'relations' | 'precompute'> & { close(): void };
 
 export function clickhouseRelationsSource(db: Db): RelationsSource {
   return {
@@ -24,8 +24,6 @@ export interface BlockServicesOptions {
   /** a dedicated subscriber connection for `agg:related` (none: no live relation changes) */
   subscriber?: Redis;
   logger: Logger;
-  /** look-alikes by image features (the image search index), when wired */
-  images?: () => ImageSimilarity | null;
   /** full reload of the relations every this many ms */
   refreshMs?: number;
 }
@@ -54,10 +52,9 @@ export async function createBlockServices(opts: BlockServicesOptions): Promise<B
     await sub.subscribe(RELATED_CHANNEL);
     first = false;
   }
-  const precompute = new SimilarPrecompute({ images: opts.images });
+  const precompute = new SimilarPrecompute();
   return {
     relations,
-    images: opts.images,
     precompute,
     close() {
       relations.close();

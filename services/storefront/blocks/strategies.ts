@@ -13,6 +13,7 @@ import type { RequestContext } from '../context.ts';
 import type { IndexedProduct, StoreCatalog } from '../results/catalog.ts';
 import { queryKey } from '../search/analyze.ts';
 import type { StoreLearned } from '../search/learned.ts';
+import type { StoreContent } from '../content/index.ts';
 import type { ImageSimilarity, StoreSimilar } from '../similar/index.ts';
 import type { StoreRelations } from './relations.ts';
 
@@ -28,6 +29,8 @@ export interface Anchor {
   variantId: string | null;
   /** collection anchors: the collection id */
   collectionId: string | null;
+  /** article anchors: the article id */
+  articleId: string | null;
 }
 
 export interface StrategyDeps {
@@ -37,6 +40,8 @@ export interface StrategyDeps {
   learned: StoreLearned | null;
   similar: StoreSimilar;
   images: ImageSimilarity | null;
+  /** the store's articles and pages (related content), null when unavailable */
+  content: StoreContent | null;
   /** ms */
   now: number;
 }
@@ -322,9 +327,37 @@ export function runStrategy(
       };
     }
     case 'related_content':
-      // content items are answered by the route (blocks.ts) from the content index
+      // content items, not products: answered by the engine (engine.ts) from relatedContent()
       return { ids: [], noData: false };
   }
+}
+
+/**
+ * Related content: the store's articles and pages ranked by text relevance to the anchor — the product's
+ * title, type and tags; the article's title and tags; the collection's title; on context anchors the last
+ * prior search, else the titles of what the shopper viewed. The anchor article itself is never returned.
+ */
+export function relatedContent(anchor: Anchor, d: StrategyDeps): string[] {
+  const content = d.content;
+  if (!content) return [];
+  let text = '';
+  if (anchor.product)
+    text = [anchor.product.p.title, anchor.product.p.product_type, ...anchor.product.p.tags].join(' ');
+  else if (anchor.articleId) {
+    const a = content.items.find((c) => c.view.content_id === anchor.articleId);
+    text = a ? [a.view.title, ...a.view.tags].join(' ') : '';
+  } else if (anchor.collectionId) text = d.catalog.collections.get(anchor.collectionId)?.view.title ?? '';
+  else if (anchor.type === 'cart')
+    text = anchor.productIds.map((id) => d.catalog.products.get(id)?.p.title ?? '').join(' ');
+  else
+    text =
+      d.rc.priorSearches.at(-1)?.searchQuery ??
+      d.rc.productsViewed.map((v) => d.catalog.products.get(v.productId)?.p.title ?? v.title ?? '').join(' ');
+  return content
+    .textScores(text, null)
+    .filter((x) => x.item.view.content_id !== anchor.articleId)
+    .sort((a, b) => b.score - a.score || b.item.publishedSec - a.item.publishedSec)
+    .map((x) => x.item.view.content_id);
 }
 
 /** strategies whose results come from shopper behaviour (a store without any yet is in cold start) */

@@ -28,7 +28,7 @@ export function similarIds(
   productId: string,
   relations: StoreRelations | null,
   images: ImageSimilarity | null,
-): { ids: string[]; source: 'precomputed' | 'live'; behaviour: boolean } {
+): { ids: string[]; source: 'precomputed' | 'live'; behaviour: boolean; image: boolean } {
   const { list, source } = similarOf(input.catalog).neighbours(productId, null, images, input.now);
   const scores = new Map<string, number>();
   const top = list[0]?.score ?? 1;
@@ -40,7 +40,7 @@ export function similarIds(
     .filter(([id]) => id !== productId)
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
     .map(([id]) => id);
-  return { ids, source, behaviour: views.length > 0 };
+  return { ids, source, behaviour: views.length > 0, image: images?.has(productId) ?? false };
 }
 
 export function similarProducts(
@@ -56,7 +56,7 @@ export function similarProducts(
     throw new StorefrontError(404, 'not_found', `No product ${productId}.`, [
       { path: 'searchProductId', message: 'unknown product' },
     ]);
-  const { ids, source, behaviour } = similarIds(input, productId, deps.relations, deps.images);
+  const { ids, source, behaviour, image } = similarIds(input, productId, deps.relations, deps.images);
   const products: { item: IndexedProduct; position: number }[] = [];
   for (const id of ids) {
     const item = catalog.products.get(id);
@@ -95,7 +95,7 @@ export function similarProducts(
   return {
     envelope: {
       ...p.fields,
-      _meta: { ...p.meta, similar: { productId: Number(productId), source, behaviour } },
+      _meta: { ...p.meta, similar: { productId: Number(productId), source, behaviour, image } },
       _workflow: [],
     },
     productIds: p.productIds,

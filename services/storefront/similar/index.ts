@@ -13,6 +13,8 @@
 // the description, field-weighted, L2-normalized; cosine through an inverted index (terms held by more
 // than a fifth of the store are skipped: they say nothing about similarity). Attributes: same product
 // type, same vendor, price proximity. The combined content score is what the precomputed lists hold.
+import type { ImageFeatureProvider } from '../../common/image-features.ts';
+import type { StoreImages } from '../images/index.ts';
 import type { IndexedProduct, StoreCatalog } from '../results/catalog.ts';
 import { foldText, htmlText, isContentWord, stem, words } from '../search/analyze.ts';
 
@@ -21,21 +23,50 @@ export interface SimilarNeighbour {
   score: number;
 }
 
-/** look-alike products by image features (the image search index; a learned model in production) */
+/** image similarity between products (the image search index's features; a learned model in production) */
 export interface ImageSimilarity {
-  neighbours(
-    storeId: string,
-    productId: string,
-    variantImageSrc: string | null,
-    limit: number,
-  ): readonly SimilarNeighbour[] | null;
+  /** bumped when any product's image features change (precomputed lists are then refreshed) */
+  readonly version: number;
+  /** whether the product's images are described (the image signal applies to it) */
+  has(productId: string): boolean;
+  /** 0-1 similarity of each candidate's images to the product's lead image (or the given variant image) */
+  scores(productId: string, imageSrc: string | null, candidates: readonly string[]): Map<string, number>;
+}
+
+/** The ImageSimilarity of a store's image index (services/storefront/images). */
+export function imageSimilarityOf(images: StoreImages, provider: ImageFeatureProvider): ImageSimilarity {
+  return {
+    get version() {
+      return images.version;
+    },
+    has: (productId) => (images.items.product.get(productId)?.features ?? []).some((f) => f !== null),
+    scores(productId, imageSrc, candidates) {
+      const out = new Map<string, number>();
+      const own = images.items.product.get(productId);
+      if (!own) return out;
+      const at = imageSrc ? own.srcs.indexOf(imageSrc) : -1;
+      const query = (at >= 0 ? own.features[at] : null) ?? own.features.find((f) => f !== null) ?? null;
+      if (!query) return out;
+      for (const id of candidates) {
+        let best = 0;
+        for (const f of images.items.product.get(id)?.features ?? [])
+          if (f && f.model === query.model) best = Math.max(best, provider.similarity(query, f));
+        if (best > 0) out.set(id, best);
+      }
+      return out;
+    },
+  };
 }
 
 const FIELD_WEIGHT = { title: 3, type: 2, vendor: 1.5, tags: 1.5, options: 1, description: 0.3 } as const;
 /** precomputed neighbours per product */
 export const SIMILAR_TOP = 100;
+/** content candidates whose images are compared */
+const IMAGE_CANDIDATES = 300;
 const MAX_DF_SHARE = 0.2;
-const WEIGHTS = { text: 0.55, attributes: 0.2, image: 0.25 } as const;
+const WEIGHTS = { text: 0.4, attributes: 0.1, image: 0.5 } as const;
+/** image similarity sharpened: near-identical looks count, merely alike ones (same type, other colour) little */
+const IMAGE_SHARPNESS = 8;
 const DAY_MS = 86_400_000;
 
 type Vector = Map<string, number>;
@@ -88,10 +119,15 @@ export class StoreSimilar {
   private readonly vectors = new Map<string, Vector>();
   private readonly norms = new Map<string, number>();
   /** precomputed content neighbours, with when they were computed */
-  readonly precomputed = new Map<string, { at: number; list: SimilarNeighbour[] }>();
+  readonly precomputed = new Map<string, { at: number; images: number; list: SimilarNeighbour[] }>();
   /** per-variant live results (variant_id requests) */
   private readonly variantCache = new Map<string, SimilarNeighbour[]>();
+  /** products to (re)compute first: changed ones; null until the first full pass is done */
+  private readonly dirty = new Set<string>();
   private cursor: Iterator<string> | null = null;
+  private passDone = false;
+  private lastSweep = 0;
+  private sweptImages = -1;
   /** bumped whenever a product changes (cache keys) */
   version = 0;
 
@@ -138,6 +174,7 @@ export class StoreSimilar {
 
   private invalidate(id: string): void {
     this.precomputed.delete(id);
+    this.dirty.add(id);
     for (const k of this.variantCache.keys()) if (k.startsWith(`${id}:`)) this.variantCache.delete(k);
     this.version++;
   }
@@ -174,22 +211,26 @@ export class StoreSimilar {
       for (const [id, wb] of list) if (id !== productId) dots.set(id, (dots.get(id) ?? 0) + q * wb);
     }
     selfNorm = Math.sqrt(selfNorm) || 1;
-    const imageScores = new Map<string, number>();
-    for (const n of images?.neighbours(this.catalog.storeId, productId, variant?.imageSrc ?? null, SIMILAR_TOP * 2) ??
-      [])
-      if (n.productId !== productId) imageScores.set(n.productId, n.score);
     const pa = minPrice(item);
     const out: SimilarNeighbour[] = [];
-    for (const id of new Set([...dots.keys(), ...imageScores.keys()])) {
+    for (const [id, dot] of dots) {
       const other = this.catalog.products.get(id);
       const vb = this.vectors.get(id);
       if (!other || !vb) continue;
-      const text = (dots.get(id) ?? 0) / (selfNorm * this.norm(id, vb));
-      const score =
-        WEIGHTS.text * text +
-        WEIGHTS.attributes * attributeScore(item, other, pa) +
-        WEIGHTS.image * (imageScores.get(id) ?? 0);
+      const text = dot / (selfNorm * this.norm(id, vb));
+      const score = WEIGHTS.text * text + WEIGHTS.attributes * attributeScore(item, other, pa);
       if (score > 0) out.push({ productId: id, score });
+    }
+    out.sort((a, b) => b.score - a.score || (a.productId < b.productId ? -1 : 1));
+    // the images of the best content candidates: look-alikes rise, different-looking ones sink
+    if (images) {
+      const head = out.slice(0, IMAGE_CANDIDATES);
+      const sims = images.scores(
+        productId,
+        variant?.imageSrc ?? null,
+        head.map((n) => n.productId),
+      );
+      for (const n of head) n.score += WEIGHTS.image * (sims.get(n.productId) ?? 0) ** IMAGE_SHARPNESS;
     }
     out.sort((a, b) => b.score - a.score || (a.productId < b.productId ? -1 : 1));
     return out.slice(0, SIMILAR_TOP);
@@ -221,33 +262,48 @@ export class StoreSimilar {
       }
     }
     const pre = this.precomputed.get(productId);
-    if (pre && now - pre.at < DAY_MS) return { list: pre.list, source: 'precomputed' };
+    if (pre && now - pre.at < DAY_MS && pre.images === (images?.version ?? -1))
+      return { list: pre.list, source: 'precomputed' };
     const list = this.compute(productId, null, images);
-    this.precomputed.set(productId, { at: now, list });
+    this.precomputed.set(productId, { at: now, images: images?.version ?? -1, list });
     return { list, source: 'live' };
   }
 
   /**
-   * The background pass: precompute up to `budget` products missing an entry (or older than a day).
-   * Returns how many were computed; 0 when every product is current.
+   * The background pass: precompute up to `budget` products — changed ones first, then the first full
+   * pass over the catalog, then (hourly) whatever is older than a day. Returns how many were computed.
    */
   precomputeSome(budget: number, images: ImageSimilarity | null, now = Date.now()): number {
     let done = 0;
-    let scanned = 0;
-    const total = this.catalog.products.size;
-    while (done < budget && scanned < total) {
-      if (!this.cursor) this.cursor = this.catalog.products.keys();
+    const imagesVersion = images?.version ?? -1;
+    // new image features: sweep again (entries computed without them are refreshed)
+    if (imagesVersion !== this.sweptImages) {
+      this.sweptImages = imagesVersion;
+      this.passDone = false;
+    }
+    const compute = (id: string) => {
+      if (this.catalog.products.has(id)) {
+        this.precomputed.set(id, { at: now, images: imagesVersion, list: this.compute(id, null, images) });
+        done++;
+      }
+    };
+    for (const id of this.dirty) {
+      if (done >= budget) return done;
+      this.dirty.delete(id);
+      if (!this.precomputed.has(id)) compute(id);
+    }
+    if (this.passDone && now - this.lastSweep < 3_600_000) return done;
+    if (!this.cursor) this.cursor = this.catalog.products.keys();
+    while (done < budget) {
       const next = this.cursor.next();
       if (next.done) {
         this.cursor = null;
-        if (scanned === 0) break;
-        continue;
+        this.passDone = true;
+        this.lastSweep = now;
+        break;
       }
-      scanned++;
       const pre = this.precomputed.get(next.value);
-      if (pre && now - pre.at < DAY_MS) continue;
-      this.precomputed.set(next.value, { at: now, list: this.compute(next.value, null, images) });
-      done++;
+      if (!pre || now - pre.at >= DAY_MS || pre.images !== imagesVersion) compute(next.value);
     }
     return done;
   }
@@ -270,21 +326,20 @@ export function similarOf(catalog: StoreCatalog): StoreSimilar {
  * (a low, steady pace that leaves the request path alone).
  */
 export class SimilarPrecompute {
-  private readonly catalogs = new Map<string, StoreCatalog>();
+  private readonly stores = new Map<string, { catalog: StoreCatalog; images: ImageSimilarity | null }>();
   private timer: NodeJS.Timeout | null = null;
-  private readonly images: () => ImageSimilarity | null;
 
-  constructor(opts: { intervalMs?: number; batch?: number; images?: () => ImageSimilarity | null }) {
-    this.images = opts.images ?? (() => null);
+  constructor(opts: { intervalMs?: number; batch?: number } = {}) {
     const batch = opts.batch ?? 25;
     this.timer = setInterval(() => {
-      for (const c of this.catalogs.values()) if (similarOf(c).precomputeSome(batch, this.images()) > 0) return;
+      for (const s of this.stores.values()) if (similarOf(s.catalog).precomputeSome(batch, s.images) > 0) return;
     }, opts.intervalMs ?? 100);
     this.timer.unref();
   }
 
-  track(catalog: StoreCatalog): void {
-    this.catalogs.set(catalog.storeId, catalog);
+  /** a served store (its current catalog and image similarity) */
+  track(catalog: StoreCatalog, images: ImageSimilarity | null): void {
+    this.stores.set(catalog.storeId, { catalog, images });
   }
 
   close(): void {
