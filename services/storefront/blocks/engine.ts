@@ -236,8 +236,8 @@ function evaluate(
     if (!item || !scope.visible(item)) continue;
     if ((safeguards.hide_out_of_stock || body.forceHideOutOfStock) && !item.variants.some((v) => v.available)) continue;
     products.push({ item, position: products.length + 1 });
-    // enough for the maximum even when filters drop some (bounded work per request)
-    if (products.length >= safeguards.max_products * 20 && filter.length === 0) break;
+    // without filters the first max_products products fill the block (a product gives one tile or more)
+    if (products.length >= safeguards.max_products && filter.length === 0) break;
   }
   let tiles = makeTiles(products, breakouts);
   if (filter.length) tiles = tiles.filter((t) => filter.every((f) => f(t)));

@@ -169,6 +169,11 @@ export function runStrategy(
   const ctx =
     anchor.type === 'product' || anchor.type === 'cart' || anchor.type === 'collection' ? null : contextAnchors(rc);
   let anchors = ctx ? ctx.ids : anchor.productIds;
+  if (anchor.collectionId && anchors.length > COLLECTION_ANCHORS_MAX) {
+    // a large collection anchors on its most popular members (bounded work per request)
+    const pop = (id: string) => catalog.signal(id).popularity;
+    anchors = [...anchors].sort((a, b) => pop(b) - pop(a)).slice(0, COLLECTION_ANCHORS_MAX);
+  }
   const weights = ctx?.weights;
   const pairs = (kind: Parameters<StoreRelations['neighbours']>[0]): StrategyResult => {
     if (!relations?.has(kind)) return { ids: [], noData: true };
@@ -196,15 +201,9 @@ export function runStrategy(
     }
     case 'viewed_then_bought':
       return pairs('viewed_then_bought');
-    case 'browsed_then_bought': {
+    case 'browsed_then_bought':
       // a collection: what sessions bought after viewing its (most popular) members
-      if (anchor.collectionId) {
-        const members = [...collectionMembers(catalog, anchor.collectionId)];
-        const pop = (id: string) => catalog.signal(id).popularity;
-        anchors = members.sort((a, b) => pop(b) - pop(a)).slice(0, COLLECTION_ANCHORS_MAX);
-      }
       return pairs('viewed_then_bought');
-    }
     case 'searched_then_viewed':
     case 'searched_then_purchased': {
       const last = rc.priorSearches.at(-1)?.searchQuery;
