@@ -12,7 +12,7 @@
 // Figures per phase: event freshness (broker append → committed into ClickHouse, per processor, from the
 // app's stream_event_freshness_seconds histogram: mean and bucket bounds of p50/p99), read-API latency
 // p50/p99, beacon latency p99. Printed, and written to bench/out/latest.json under "analyst".
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,7 @@ import { ulid } from 'ulid';
 import { freePorts, startStack } from '../deploy/local/stack.ts';
 import { loadConfig } from '../services/common/config.ts';
 import { openConfigWriter } from '../services/store-config/writer.ts';
+import { recordFigures } from './out.ts';
 
 const THREADS = (process.env.BENCH_ANALYST_THREADS ?? '1,2').split(',').map(Number);
 const ANALYST_SECONDS = Number(process.env.BENCH_ANALYST_SECONDS ?? 10);
@@ -297,21 +298,12 @@ for (const r of results) {
 }
 process.stdout.write(`${out.join('\n')}\n`);
 
-const outDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'out');
-mkdirSync(outDir, { recursive: true });
-const latestPath = path.join(outDir, 'latest.json');
-let latest: Record<string, unknown> = {};
-try {
-  latest = JSON.parse(readFileSync(latestPath, 'utf8'));
-} catch {}
-latest.analyst = {
-  at: new Date().toISOString(),
+recordFigures('analyst', {
   cores: os.cpus().length,
   analystSeconds: ANALYST_SECONDS,
   beaconRps: BEACON_RPS,
   readRps: READ_RPS,
   query: ANALYST_QUERY,
   results,
-};
-writeFileSync(latestPath, `${JSON.stringify(latest, null, 2)}\n`);
+});
 process.exit(0);

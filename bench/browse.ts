@@ -20,13 +20,14 @@
 // Run: node bench/browse.ts [products=100000]   (BENCH_SECONDS=8, BENCH_ROUNDS=20 to change;
 // BENCH_CACHE_TIMEOUT_MS sets the results cache's GET timeout, default the cache's own)
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePorts } from '../deploy/local/stack.ts';
 import { startRedis } from '../test/helpers/redis.ts';
 import { helloWorld } from './hello-world-process.ts';
 import { autocannon, pct } from './cannon.ts';
+import { recordFigures } from './out.ts';
 
 // autocannon ships no type declarations; the part used here
 
@@ -416,15 +417,7 @@ async function main() {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  const outDir = path.join(import.meta.dirname, 'out');
-  mkdirSync(outDir, { recursive: true });
-  const latestPath = path.join(outDir, 'latest.json');
-  let latest: Record<string, unknown> = {};
-  try {
-    latest = JSON.parse(readFileSync(latestPath, 'utf8'));
-  } catch {}
-  latest.browse = out;
-  writeFileSync(latestPath, `${JSON.stringify(latest, null, 2)}\n`);
+  recordFigures('browse', out);
 }
 
 await main();

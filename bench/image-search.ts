@@ -12,7 +12,7 @@
 // Printed (never asserted), and written to bench/out/latest.json under "imageSearch".
 // Run: node bench/image-search.ts [products=10000]   (BENCH_SECONDS=8)
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
 import path from 'node:path';
 import sharp from 'sharp';
 import { freePorts } from '../deploy/local/stack.ts';
@@ -21,6 +21,7 @@ import { imageLookalikes, imageSearchQuality } from '../services/demo/generator/
 import { autocannon } from './cannon.ts';
 import { startDemoApp } from './demo-app.ts';
 import { helloWorld } from './hello-world-process.ts';
+import { recordFigures } from './out.ts';
 
 const N = Number(process.argv[2] ?? 10_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -200,15 +201,7 @@ try {
   });
   figures.http = runs;
 
-  const out = path.join(import.meta.dirname, 'out');
-  mkdirSync(out, { recursive: true });
-  const file = path.join(out, 'latest.json');
-  let latest: Record<string, unknown> = {};
-  try {
-    latest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  } catch {}
-  latest.imageSearch = { at: new Date().toISOString(), ...figures };
-  writeFileSync(file, `${JSON.stringify(latest, null, 2)}\n`);
+  recordFigures('imageSearch', { ...figures });
 } finally {
   hello?.kill();
   line('stack output', await app.stop('sd-bench-image-search.log'));

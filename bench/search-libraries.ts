@@ -12,7 +12,7 @@
 // library has); whether a typo ("linnen"), a plural and a prefix ("lin") find linen products; incremental
 // updates. Printed, and written to bench/out/latest.json under "search-libraries".
 // Run: node bench/search-libraries.ts [products=100000]
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
 import os from 'node:os';
 import path from 'node:path';
 import { create, insertMultiple, search as oramaSearch } from '@orama/orama';
@@ -24,6 +24,7 @@ import { ndcgAtK } from '../services/demo/generator/quality.ts';
 import { COLORS, PRODUCT_TYPES } from '../services/demo/generator/vocab.ts';
 import { foldText, htmlText, isContentWord, stem, terms, words } from '../services/storefront/search/analyze.ts';
 import { type Doc, FIELD_WEIGHTS, ProductTextIndex } from '../services/storefront/search/text-index.ts';
+import { recordFigures } from './out.ts';
 
 const N = Number(process.argv[2] ?? 100_000);
 const BUILD_LIMIT_S = Number(process.env.BENCH_BUILD_LIMIT_S ?? 180);
@@ -270,13 +271,5 @@ for (const c of candidates) {
   }
 }
 
-const out = path.join(import.meta.dirname, 'out');
-mkdirSync(out, { recursive: true });
-const file = path.join(out, 'latest.json');
-let latest: Record<string, unknown> = {};
-try {
-  latest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-} catch {}
-latest['search-libraries'] = { at: new Date().toISOString(), products: N, queries: queries.length, results };
-writeFileSync(file, `${JSON.stringify(latest, null, 2)}\n`);
+recordFigures('search-libraries', { products: N, queries: queries.length, results });
 process.exit(0);

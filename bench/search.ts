@@ -14,7 +14,7 @@
 // Printed next to the goals (never asserted), and written to bench/out/latest.json under "search".
 // Run: node bench/search.ts [products=100000]   (BENCH_SECONDS=8, BENCH_ROUNDS=5, BENCH_SESSIONS=3000)
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
 import path from 'node:path';
 import { ulid } from 'ulid';
 import { freePorts } from '../deploy/local/stack.ts';
@@ -23,6 +23,7 @@ import { COLORS, PRODUCT_TYPES } from '../services/demo/generator/vocab.ts';
 import { startDemoApp } from './demo-app.ts';
 import { helloWorld } from './hello-world-process.ts';
 import { autocannon, pct } from './cannon.ts';
+import { recordFigures } from './out.ts';
 
 const N = Number(process.argv[2] ?? 100_000);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 3_000);
@@ -185,15 +186,7 @@ try {
   figures.learnedVisibleMs = { p50: pct(waits, 50), max: Math.max(...waits), rounds: waits };
   figures.goals = GOALS;
 
-  const out = path.join(import.meta.dirname, 'out');
-  mkdirSync(out, { recursive: true });
-  const file = path.join(out, 'latest.json');
-  let latest: Record<string, unknown> = {};
-  try {
-    latest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  } catch {}
-  latest.search = { at: new Date().toISOString(), ...figures };
-  writeFileSync(file, `${JSON.stringify(latest, null, 2)}\n`);
+  recordFigures('search', { ...figures });
 } finally {
   hello?.kill();
   line('stack output', await app.stop('sd-bench-search.log'));

@@ -7,13 +7,14 @@
 // bench/out/latest.json under "site".
 //
 // Run: npm run bench -- site   (BENCH_SECONDS=8 to change the duration of each run)
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePorts, startStack } from '../deploy/local/stack.ts';
 import { loadConfig } from '../services/common/config.ts';
 import { autocannon, type CannonResult } from './cannon.ts';
 import { helloWorld } from './hello-world-process.ts';
+import { recordFigures } from './out.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const GOAL_RATIO = 0.8;
@@ -96,15 +97,7 @@ try {
   for (const [p, r] of Object.entries(results))
     console.log(`  ${p.padEnd(38)} ${fmt(r.vsHelloWorld, 2)} × hello-world, p99 ${fmt(r.p99Ms)} ms`);
 
-  const out = path.join(import.meta.dirname, 'out');
-  mkdirSync(out, { recursive: true });
-  const file = path.join(out, 'latest.json');
-  let latest: Record<string, unknown> = {};
-  try {
-    latest = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  } catch {}
-  latest.site = {
-    at: new Date().toISOString(),
+  recordFigures('site', {
     seconds: SECONDS,
     connections: 50,
     cores: os.availableParallelism(),
@@ -115,8 +108,7 @@ try {
     healthz: { reqPerSec: Math.round(healthz.requests.average), p99Ms: healthz.latency.p99 },
     endpoints: results,
     goal: { counterVsHelloWorld: GOAL_RATIO, met: counterRatio >= GOAL_RATIO },
-  };
-  writeFileSync(file, `${JSON.stringify(latest, null, 2)}\n`);
+  });
 } finally {
   helloChild.kill('SIGTERM');
   await stack.stop();
