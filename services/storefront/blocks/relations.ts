@@ -13,6 +13,7 @@
 // block. With several anchors (a cart, a collection) a candidate's per-anchor scores are summed.
 import type { RelationKind, RelationRow } from '../../../clickhouse/queries/related.ts';
 import type { Logger } from '../../common/logger.ts';
+import { PerStore } from '../per-store.ts';
 
 export const RELATION_KINDS: readonly RelationKind[] = ['co_view', 'co_cart', 'co_purchase', 'viewed_then_bought'];
 
@@ -129,78 +130,55 @@ export interface RelationsIndexOptions {
 
 /** Per-store behavioural relations. */
 export class RelationsIndex {
-  private readonly stores = new Map<string, Promise<StoreRelations>>();
-  private readonly loaded = new Map<string, StoreRelations>();
+  private readonly stores: PerStore<StoreRelations>;
   private readonly opts: RelationsIndexOptions;
-  private timer: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
   /** products re-read after `agg:related` messages (metrics, tests) */
   changesApplied = 0;
 
   constructor(opts: RelationsIndexOptions) {
     this.opts = opts;
-    this.timer = setInterval(() => this.reloadAll(), opts.refreshMs ?? 600_000);
-    this.timer.unref();
+    this.stores = new PerStore({
+      name: 'relations index',
+      logger: opts.logger,
+      refreshMs: opts.refreshMs,
+      load: async (storeId) => {
+        const s = new StoreRelations();
+        const [rows, totals] = await Promise.all([
+          Promise.all(RELATION_KINDS.map((k) => this.opts.source.rows(storeId, k))),
+          this.opts.source.boughtTotals(storeId),
+        ]);
+        for (const [i, k] of RELATION_KINDS.entries()) s.apply(k, null, rows[i]);
+        s.setBoughtTotals(totals, null);
+        return s;
+      },
+    });
   }
 
   close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.stores.close();
   }
 
   /** the store's relations (loading them on first use; a failed load rejects) */
   get(storeId: string): Promise<StoreRelations> {
-    let p = this.stores.get(storeId);
-    if (!p) {
-      p = this.load(storeId);
-      this.stores.set(storeId, p);
-      p.catch(() => this.stores.delete(storeId));
-    }
-    return p;
+    return this.stores.get(storeId);
   }
 
-  private async load(storeId: string): Promise<StoreRelations> {
-    const s = new StoreRelations();
-    const [rows, totals] = await Promise.all([
-      Promise.all(RELATION_KINDS.map((k) => this.opts.source.rows(storeId, k))),
-      this.opts.source.boughtTotals(storeId),
-    ]);
-    for (const [i, k] of RELATION_KINDS.entries()) s.apply(k, null, rows[i]);
-    s.setBoughtTotals(totals, null);
-    s.version = (this.loaded.get(storeId)?.version ?? 0) + 1;
-    this.loaded.set(storeId, s);
-    return s;
-  }
-
-  /** reload every loaded store (periodically, and after a pub/sub reconnect: messages may have been missed) */
+  /** reload every loaded store (after a pub/sub reconnect: messages may have been missed) */
   reloadAll(): void {
-    for (const id of this.loaded.keys()) {
-      const p = this.load(id);
-      p.then(
-        () => this.stores.set(id, p),
-        (err: Error) => this.opts.logger.warn({ err: err.message, store: id }, 'relations index: reload failed'),
-      );
-    }
+    this.stores.reloadAll();
   }
 
   /** `agg:related`: these products' rows changed; re-read them (serialized, so the newest read wins) */
   changed(storeId: string, products: readonly string[]): Promise<void> {
-    const s = this.loaded.get(storeId);
-    if (!s || products.length === 0) return Promise.resolve();
-    this.chain = this.chain.then(async () => {
-      try {
-        const [rows, totals] = await Promise.all([
-          Promise.all(RELATION_KINDS.map((k) => this.opts.source.rows(storeId, k, products))),
-          this.opts.source.boughtTotals(storeId, products),
-        ]);
-        for (const [i, k] of RELATION_KINDS.entries()) s.apply(k, products, rows[i]);
-        s.setBoughtTotals(totals, products);
-        s.version++;
-        this.changesApplied += products.length;
-      } catch (err) {
-        this.opts.logger.warn({ err: (err as Error).message, store: storeId }, 'relations index: change not applied');
-      }
+    if (products.length === 0) return Promise.resolve();
+    return this.stores.change(storeId, async (s) => {
+      const [rows, totals] = await Promise.all([
+        Promise.all(RELATION_KINDS.map((k) => this.opts.source.rows(storeId, k, products))),
+        this.opts.source.boughtTotals(storeId, products),
+      ]);
+      for (const [i, k] of RELATION_KINDS.entries()) s.apply(k, products, rows[i]);
+      s.setBoughtTotals(totals, products);
+      this.changesApplied += products.length;
     });
-    return this.chain;
   }
 }

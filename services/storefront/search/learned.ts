@@ -10,6 +10,7 @@
 // one key), so inflections and word order of stop words do not split the evidence.
 import type { LearnedRow } from '../../../clickhouse/queries/learned.ts';
 import type { Logger } from '../../common/logger.ts';
+import { PerStore } from '../per-store.ts';
 import { queryKey } from './analyze.ts';
 
 /** where the rows come from (clickhouse/queries/learned.ts in the app; wired by the module) */
@@ -91,74 +92,47 @@ function group(rows: readonly LearnedRow[]): Map<string, LearnedRow[]> {
 
 /** Per-store learned query → product evidence. */
 export class LearnedIndex {
-  private readonly stores = new Map<string, Promise<StoreLearned>>();
-  private readonly loaded = new Map<string, StoreLearned>();
+  private readonly stores: PerStore<StoreLearned>;
   private readonly opts: LearnedIndexOptions;
-  private timer: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
   /** query changes applied (metrics, tests) */
   changesApplied = 0;
 
   constructor(opts: LearnedIndexOptions) {
     this.opts = opts;
-    this.timer = setInterval(() => {
-      for (const id of this.loaded.keys()) this.reload(id);
-    }, opts.refreshMs ?? 600_000);
-    this.timer.unref();
+    this.stores = new PerStore({
+      name: 'learned index',
+      logger: opts.logger,
+      refreshMs: opts.refreshMs,
+      load: async (storeId) => {
+        const s = new StoreLearned();
+        for (const [q, rows] of group(await this.opts.source.store(storeId))) s.setQuery(q, rows);
+        return s;
+      },
+    });
   }
 
   close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.stores.close();
   }
 
   /** the store's learned evidence (loading it on first use; a failed load rejects, the caller degrades) */
   get(storeId: string): Promise<StoreLearned> {
-    let p = this.stores.get(storeId);
-    if (!p) {
-      p = this.load(storeId);
-      this.stores.set(storeId, p);
-      p.catch(() => this.stores.delete(storeId));
-    }
-    return p;
-  }
-
-  private async load(storeId: string): Promise<StoreLearned> {
-    const s = new StoreLearned();
-    for (const [q, rows] of group(await this.opts.source.store(storeId))) s.setQuery(q, rows);
-    s.version = (this.loaded.get(storeId)?.version ?? 0) + 1;
-    this.loaded.set(storeId, s);
-    return s;
+    return this.stores.get(storeId);
   }
 
   /** reload every loaded store (after a pub/sub reconnect: messages may have been missed) */
   reloadAll(): void {
-    for (const id of this.loaded.keys()) this.reload(id);
-  }
-
-  private reload(storeId: string): void {
-    const p = this.load(storeId);
-    p.then(
-      () => this.stores.set(storeId, p),
-      (err: Error) => this.opts.logger.warn({ err: err.message, store: storeId }, 'learned index: reload failed'),
-    );
+    this.stores.reloadAll();
   }
 
   /** `agg:search`: these queries' rows changed; re-read them (serialized, so the newest read wins) */
   changed(storeId: string, queries: readonly string[]): Promise<void> {
-    const s = this.loaded.get(storeId);
-    if (!s || queries.length === 0) return Promise.resolve();
-    this.chain = this.chain.then(async () => {
-      try {
-        const rows = group(await this.opts.source.queries(storeId, queries));
-        for (const q of queries) s.setQuery(q, rows.get(q) ?? []);
-        s.version++;
-        this.changesApplied += queries.length;
-      } catch (err) {
-        this.opts.logger.warn({ err: (err as Error).message, store: storeId }, 'learned index: change not applied');
-      }
+    if (queries.length === 0) return Promise.resolve();
+    return this.stores.change(storeId, async (s) => {
+      const rows = group(await this.opts.source.queries(storeId, queries));
+      for (const q of queries) s.setQuery(q, rows.get(q) ?? []);
+      this.changesApplied += queries.length;
     });
-    return this.chain;
   }
 }
 

@@ -1,0 +1,87 @@
+// The lifecycle the read API's per-store indexes of stream aggregates share (the learned search evidence,
+// the block relations): a store's state is loaded on its first request (concurrent requests share the
+// load; a failed load is forgotten, so the next request retries and the caller degrades meanwhile),
+// reloaded whole on a timer and after a pub/sub reconnect (messages may have been missed), and patched by
+// changes that run one at a time (so the newest read wins). Each loaded state carries a version that
+// moves with every load and applied change (results cache keys).
+import type { Logger } from '../common/logger.ts';
+
+export interface Versioned {
+  version: number;
+}
+
+export interface PerStoreOptions<T> {
+  /** a store's whole state */
+  load(storeId: string): Promise<T>;
+  logger: Logger;
+  /** names the index in log lines */
+  name: string;
+  /** full reload of every loaded store every this many ms (default 10 minutes) */
+  refreshMs?: number;
+}
+
+export class PerStore<T extends Versioned> {
+  private readonly stores = new Map<string, Promise<T>>();
+  private readonly loaded = new Map<string, T>();
+  private readonly opts: PerStoreOptions<T>;
+  private timer: NodeJS.Timeout | null;
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(opts: PerStoreOptions<T>) {
+    this.opts = opts;
+    this.timer = setInterval(() => this.reloadAll(), opts.refreshMs ?? 600_000);
+    this.timer.unref();
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** the store's state, loading it on first use (a failed load rejects; the caller degrades) */
+  get(storeId: string): Promise<T> {
+    let p = this.stores.get(storeId);
+    if (!p) {
+      p = this.load(storeId);
+      this.stores.set(storeId, p);
+      p.catch(() => this.stores.delete(storeId));
+    }
+    return p;
+  }
+
+  private async load(storeId: string): Promise<T> {
+    const s = await this.opts.load(storeId);
+    s.version = (this.loaded.get(storeId)?.version ?? 0) + 1;
+    this.loaded.set(storeId, s);
+    return s;
+  }
+
+  /** reload every loaded store (the timer, and after a pub/sub reconnect) */
+  reloadAll(): void {
+    for (const id of this.loaded.keys()) {
+      const p = this.load(id);
+      p.then(
+        () => this.stores.set(id, p),
+        (err: Error) => this.opts.logger.warn({ err: err.message, store: id }, `${this.opts.name}: reload failed`),
+      );
+    }
+  }
+
+  /**
+   * Apply a change to a loaded store (none loaded: nothing to do, the next load reads it), after the
+   * changes before it; a failure is logged and the state stays as it was until the next reload.
+   */
+  change(storeId: string, apply: (state: T) => Promise<void>): Promise<void> {
+    const s = this.loaded.get(storeId);
+    if (!s) return Promise.resolve();
+    this.chain = this.chain.then(async () => {
+      try {
+        await apply(s);
+        s.version++;
+      } catch (err) {
+        this.opts.logger.warn({ err: (err as Error).message, store: storeId }, `${this.opts.name}: change not applied`);
+      }
+    });
+    return this.chain;
+  }
+}
