@@ -8,7 +8,14 @@ import { createKafka, swapStatus } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
 import { registry } from '../../services/common/metrics.ts';
 
-const ALL_HOLD = { grouping: true, crc32c: true, record_encoder: true, record_decoder: true, idle_polling: true };
+const ALL_HOLD = {
+  grouping: true,
+  crc32c: true,
+  record_encoder: true,
+  record_decoder: true,
+  idle_polling: true,
+  send_retry: true,
+};
 
 /** swapStatus() in a fresh Node process after importing `modules` in order (paths from the repo root) */
 function statusInFreshProcess(modules: string[]): Record<string, boolean> {

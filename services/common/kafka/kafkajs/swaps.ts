@@ -9,6 +9,7 @@
 // says which hold, `reportSwaps()` logs it once per process and the gauge `kafkajs_swap_active{swap}`
 // exports it (test/foundation/kafkajs-swaps.test.ts fails when one falls back).
 import { kafkajsGroupingIsLinear } from './grouping.ts'; // first: registers itself before anything loads kafkajs' producer
+import { kafkajsSendIsPerPartition } from './send-messages.ts'; // likewise: kafkajs' send with a per-partition retry
 import { createRequire } from 'node:module';
 import { isMainThread } from 'node:worker_threads';
 import { crc32c } from '@node-rs/crc32';
@@ -200,6 +201,8 @@ export const SWAPS = {
   record_decoder: kafkajsRecordDecoderIsFast,
   /** request queues arm no timer while idle */
   idle_polling: kafkajsIdlePollingStopped,
+  /** a retried send re-sends every partition without a response to its current leader (send-messages.ts) */
+  send_retry: kafkajsSendIsPerPartition,
 } as const;
 export type SwapName = keyof typeof SWAPS;
 
