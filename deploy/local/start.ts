@@ -30,6 +30,7 @@ const lines = [
   `  Metrics                              ${u.metrics}`,
   u.demoToken ? `\nDemo store access token:\n  X-Storefront-Access-Token: ${u.demoToken}` : undefined,
   u.demoCurl ? `Try it:\n  ${u.demoCurl}` : undefined,
+  u.shop ? `Demo shop (storefront SDK):\n  ${u.shop}` : undefined,
   '',
   'Press Ctrl-C to stop.',
   '',

@@ -3,6 +3,7 @@ import { beaconModule } from '../beacon/module.ts';
 import { catalogModule } from '../catalog/module.ts';
 import { demoModule } from '../demo/module.ts';
 import { schemaRegistryModule } from '../schema-registry/module.ts';
+import { shopModule } from '../shop/module.ts';
 import { siteModule } from '../site/module.ts';
 import { storeConfigModule } from '../store-config/module.ts';
 import { storefrontModule } from '../storefront/module.ts';
@@ -18,4 +19,5 @@ export const modules: AppModule[] = [
   siteModule,
   catalogModule,
   demoModule,
+  shopModule,
 ];

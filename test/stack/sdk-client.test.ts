@@ -1,0 +1,198 @@
+// The storefront SDK (services/sdk) against the running stack: every endpoint through its typed method,
+// errors as { data: null, error } with the API's code and field paths, X-SDK-Client recorded with each
+// request, prepare → execute, the tracker's identity/context sent with requests and the attribution
+// token carried by the events that follow, and a retry after a network failure stored once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_BLOCKS, DEMO_MERCH_COLLECTION } from '../../services/demo/generator/model.ts';
+import { createClient, createTracker, SDK_NAME, SDK_VERSION } from '../../services/sdk/index.ts';
+import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
+import { sql, stack } from '../helpers/stack.ts';
+
+let d: DemoStack;
+let base: string;
+let titles: string[];
+const SLOW = { timeout: 30_000, interval: 250 };
+
+beforeAll(async () => {
+  d = await demoStack({ name: 'sdk client', products: 120, sessions: 50 });
+  base = stack().httpUrl;
+  titles = [...d.demo.products()].slice(0, 2).map((p) => String(p.title));
+});
+afterAll(async () => {
+  await d?.close();
+});
+
+const requestRow = async (requestId: string) =>
+  (
+    await sql<{ sdk_client: string | null; context_json: string; session_id: string }>(
+      'SELECT sdk_client, context_json, session_id FROM requests_raw WHERE store_id = {s:String} AND request_id = {r:String}',
+      { s: d.storeId, r: requestId },
+    )
+  )[0];
+
+describe('storefront SDK client', () => {
+  it('calls every read endpoint with its typed method and names itself in X-SDK-Client', async () => {
+    const client = createClient({ token: d.token, baseUrl: base, attributes: ['id', 'title', 'price_range'] });
+    const sorts = await client.sortOrders();
+    expect(sorts.error).toBeNull();
+    expect(sorts.data?.sortOrders.map((s) => s.code)).toContain('relevance');
+
+    const ac = await client.autocomplete('sh', { limit: 5 });
+    expect(ac.error).toBeNull();
+    expect(Array.isArray(ac.data?.matchedQueries)).toBe(true);
+
+    const handle = d.demo.collections[0].handle;
+    const browse = await client.browse(handle, { pagination: { limit: 5 } });
+    expect(browse.error).toBeNull();
+    expect(browse.data?.results).toHaveLength(5);
+    // the client's default attributes were applied
+    expect(Object.keys(browse.data?.results[0] ?? {}).sort()).toEqual(['__typename', 'id', 'price_range', 'title']);
+    expect(browse.requestId).toBe(browse.data?.attributionToken);
+
+    const facets = await client.facets(handle, { facets: ['vendor'], retrieveFacetCount: true });
+    expect(Object.keys(facets.data?.facets?.vendor ?? {}).length).toBeGreaterThan(0);
+
+    const title = titles[0].split(' ').slice(-1)[0];
+    const search = await client.search(title, { pagination: { limit: 3 } });
+    expect(search.error).toBeNull();
+    expect(search.data?.totalResults).toBeGreaterThan(0);
+
+    const anchor = browse.data?.results[0].id as number;
+    const block = await client.block(DEMO_BLOCKS.alsoViewed, { anchor_id: String(anchor) });
+    expect(block.error).toBeNull();
+    expect(block.data?.block?.id).toBe(DEMO_BLOCKS.alsoViewed);
+
+    const similar = await client.similarProducts(`gid://shopify/Product/${anchor}`);
+    expect(similar.error).toBeNull();
+    expect(similar.data?.results.every((p) => p.id !== anchor)).toBe(true);
+
+    const content = await client.searchContent('shipping');
+    expect(content.error).toBeNull();
+    expect(content.data?.query).toBe('shipping');
+
+    const feedback = await client.searchFeedback({
+      search_id: search.data?.attributionToken as string,
+      rating: 'positive',
+    });
+    expect(feedback.status).toBe(201);
+    expect(feedback.data?.recorded).toBe(true);
+
+    // the header reached the request events
+    await expect
+      .poll(async () => (await requestRow(browse.requestId as string))?.sdk_client, SLOW)
+      .toBe(`${SDK_NAME}/${SDK_VERSION}`);
+  });
+
+  it('answers an error as { data: null, error } with the API code, message and field paths', async () => {
+    const client = createClient({ token: d.token, baseUrl: base });
+    const r = await client.browse(d.demo.collections[0].handle, { pagination: { page: 1, limit: 1000 } });
+    expect(r.data).toBeNull();
+    expect(r.status).toBe(422);
+    expect(r.error?.code).toBe('validation_failed');
+    expect(r.error?.fields.map((f) => f.path)).toContain('pagination.limit');
+
+    const missing = await client.browse('no-such-collection');
+    expect(missing.error?.code).toBe('not_found');
+    expect(missing.status).toBe(404);
+
+    const bad = await createClient({ token: 'nope', baseUrl: base }).autocomplete('x');
+    expect(bad.error?.code).toBe('invalid_token');
+
+    const down = await createClient({ token: d.token, baseUrl: 'http://127.0.0.1:9' }).sortOrders();
+    expect(down.error?.code).toBe('network_error');
+    expect(down.status).toBe(0);
+  });
+
+  it('prepares a search and executes it with the search_id, waiting out 425 Retry-After', async () => {
+    const statuses: number[] = [];
+    const client = createClient({
+      token: d.token,
+      baseUrl: base,
+      // the real fetch, recording what the API answered
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        if (String(input).includes('/execute')) statuses.push(res.status);
+        return res;
+      },
+    });
+    const query = `${titles[1].split(' ').slice(-1)[0]} under 80`;
+    const prep = await client.prepareSearch(query);
+    expect(prep.status).toBe(202);
+    const r = await client.search(query, { pagination: { limit: 5 } });
+    expect(r.status).toBe(200);
+    expect(statuses.at(-1)).toBe(200);
+    // every answer before the last was a 425 (not ready yet)
+    expect(statuses.slice(0, -1).every((s) => s === 425)).toBe(true);
+    const steps = r.data?._workflow.map((s) => s.type) ?? [];
+    expect(steps).toContain('intent-modifiers');
+  });
+
+  it('sends the tracker identity and context, and the attribution token rides on the next events', async () => {
+    const tracker = createTracker({ token: d.token, baseUrl: base, flushDelayMs: 10 });
+    const client = createClient({ token: d.token, baseUrl: base, tracker });
+    const ids = d.demo.collections[0].product_ids.slice(0, 3).map(Number);
+    for (const id of ids) tracker.productView(id);
+    const r = await client.browse(DEMO_MERCH_COLLECTION, { pagination: { limit: 4 } });
+    expect(r.error).toBeNull();
+    const token = r.data?.attributionToken as string;
+    expect(tracker.attributionToken).toBe(token);
+    const click = tracker.productClick(r.data?.results[0].id as number, 1);
+    await tracker.flush();
+    await expect.poll(() => tracker.pending(), SLOW).toBe(0);
+
+    await expect.poll(() => requestRow(r.requestId as string), SLOW).toBeTruthy();
+    const req = await requestRow(r.requestId as string);
+    expect(req.session_id).toBe(tracker.sessionId);
+    const ctx = JSON.parse(req.context_json) as { productsViewed?: { productId?: number; id?: number }[] };
+    expect(JSON.stringify(ctx)).toContain(String(ids[2]));
+
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{ attribution_token: string; event_type: string }>(
+              'SELECT attribution_token, event_type FROM events_raw WHERE store_id = {s:String} AND event_id = {e:String}',
+              { s: d.storeId, e: click.event_id },
+            )
+          )[0],
+        SLOW,
+      )
+      .toEqual({ attribution_token: token, event_type: 'product_click' });
+  });
+
+  it('keeps events through a network failure and stores a retried batch once', async () => {
+    let offline = true;
+    const tracker = createTracker({
+      token: d.token,
+      baseUrl: base,
+      flushDelayMs: 10,
+      // the real fetch; while "offline" it goes to a closed port (a real connection failure)
+      fetch: (input, init) => fetch(offline ? String(input).replace(base, 'http://127.0.0.1:9') : input, init),
+    });
+    const e = tracker.track('collection_view', { collection_handle: DEMO_MERCH_COLLECTION });
+    await tracker.flush();
+    expect(tracker.pending()).toBe(1);
+    offline = false;
+    await tracker.flush();
+    expect(tracker.pending()).toBe(0);
+    // the same batch sent again (as after a lost acknowledgement) is a duplicate
+    const res = await fetch(`${base}/beacon`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-storefront-access-token': d.token },
+      body: JSON.stringify({ events: [e] }),
+    });
+    expect(((await res.json()) as { duplicates: number }).duplicates).toBe(1);
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{ n: string }>(
+              'SELECT toString(count()) AS n FROM events_raw FINAL WHERE store_id = {s:String} AND event_id = {e:String}',
+              { s: d.storeId, e: e.event_id },
+            )
+          )[0]?.n,
+        SLOW,
+      )
+      .toBe('1');
+  });
+});
