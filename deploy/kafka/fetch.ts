@@ -64,17 +64,30 @@ export function ensureKafka(log: (line: string) => void = (l) => process.stderr.
     rmSync(tmp, { recursive: true, force: true });
     execFileSync(
       'mvn',
-      ['-q', '-B', '-f', POM, 'dependency:copy-dependencies', `-DoutputDirectory=${tmp}`, '-DincludeScope=runtime'],
+      [
+        '-q',
+        '-B',
+        '-Dstyle.color=never',
+        '-f',
+        POM,
+        'dependency:copy-dependencies',
+        `-DoutputDirectory=${tmp}`,
+        '-DincludeScope=runtime',
+      ],
       { stdio: ['ignore', 'inherit', 'inherit'] },
     );
-    // several processes may fetch at once (parallel test files): the last complete copy wins, whole
-    rmSync(libDir, { recursive: true, force: true });
-    try {
-      renameSync(tmp, libDir);
-    } catch {
-      rmSync(tmp, { recursive: true, force: true });
+    // several processes may fetch at once (parallel test files): the first complete copy wins and is never
+    // replaced (its JVMs may be running from it); a leftover of an interrupted fetch (no marker) is replaced
+    if (!existsSync(marker)) {
+      if (existsSync(libDir) && !existsSync(marker)) rmSync(libDir, { recursive: true, force: true });
+      try {
+        renameSync(tmp, libDir);
+        writeFileSync(marker, `${KAFKA_VERSION}\n`);
+      } catch {
+        // another process renamed its copy first
+      }
     }
-    writeFileSync(marker, `${KAFKA_VERSION}\n`);
+    rmSync(tmp, { recursive: true, force: true });
   }
   const jars = readdirSync(libDir).filter((f) => f.endsWith('.jar'));
   if (!jars.some((j) => j.startsWith('kafka_2.13-')))
