@@ -326,6 +326,32 @@ describe('blocks: rules, safeguards and fallbacks', () => {
     for (const x of r.body.results) expect(x.product_type).toBe(type);
   });
 
+  it('a rule filter naming an unknown property is configuration, not the caller’s error: the block empties and falls back', async () => {
+    const id = await putBlock({
+      anchor_type: 'none',
+      strategy_key: 'new_arrivals',
+      rules: [
+        {
+          name: 'misconfigured',
+          conditions: { expressions: [{ property: 'device_type', operator: 'notNull', values: [] }] },
+          actions: [
+            {
+              type: 'apply_filter',
+              filter_group: { expressions: [{ property: 'no_such_property', operator: 'eq', values: ['x'] }] },
+            },
+          ],
+        },
+      ],
+      fallback: [{ block_id: DEMO_BLOCKS.bestSellers, mode: 'replace' }],
+    });
+    const r = await block(id);
+    expect(r.res.status).toBe(200);
+    expect(r.body._meta.block?.chain.map((s) => [s.block_id, s.results > 0])).toEqual([
+      [id, false],
+      [DEMO_BLOCKS.bestSellers, true],
+    ]);
+  });
+
   it('fallback fill appends de-duplicated up to the maximum; a fallback short of its minimum runs its own chain; a loop is cut', async () => {
     const a = ulid();
     const b = ulid();

@@ -225,12 +225,25 @@ function evaluate(
     const substitute: StrategyKey = anchor.productIds.length ? 'similar_products' : 'new_arrivals';
     result = runStrategy(substitute, block, a, exclude, deps);
   }
-  const filter = [body.filter_group, ...filters].flatMap((g, i) =>
-    g ? [tileFilter(g, scope, i === 0 ? 'filter_group' : 'rules') ?? (() => true)] : [],
-  );
+  // the request's filter_group: unknown properties are the caller's 422; a rule's filter is configuration,
+  // so an unknown property there matches nothing (the block empties and its fallbacks run) instead
+  const filter: ((t: Tile) => boolean)[] = [];
+  const own = tileFilter(body.filter_group, scope);
+  if (own) filter.push(own);
+  for (const g of filters)
+    filter.push(
+      compileGroup<Tile>(
+        g,
+        (p) => propertyOf(p, scope),
+        () => undefined,
+      ),
+    );
   const breakouts = breakoutsFor(input, 'collections', null);
   const products: { item: IndexedProduct; position: number }[] = [];
-  const ids = personalize(result.ids, safeguards.personalization_strength, deps);
+  // personalization reorders the head of the list (bounded work on long lists such as best sellers)
+  const head = Math.max(200, safeguards.max_products * 10);
+  const personal = personalize(result.ids.slice(0, head), safeguards.personalization_strength, deps);
+  const ids = { ids: [...personal.ids, ...result.ids.slice(head)], applied: personal.applied };
   for (const id of ids.ids) {
     const item = input.catalog.products.get(id);
     if (!item || !scope.visible(item)) continue;
