@@ -240,6 +240,7 @@ async function results(client, tracker, { query, handle }) {
   };
   const active = new Set(params.getAll('f'));
   const facetHtml = Object.entries(d.facets ?? {})
+    .filter(([, values]) => Object.keys(values).length > 0)
     .map(
       ([code, values]) =>
         `<fieldset data-facet="${h(code)}"><legend>${h(code.replace(/^options\./, ''))}</legend>${Object.entries(values)

@@ -1,0 +1,267 @@
+// The demo shop (services/shop) in a real browser — playwright-core driving Debian's chromium, headless —
+// against the running stack, on a demo catalog loaded through the catalog topics. The shop runs on the
+// demo store named by DATA_DIR/demo-store.json (the test writes it for its store, as the demo module
+// does). Typing shows suggestions; a search shows results and facets; a click sends product_click with
+// the attribution token (read back from ClickHouse); sessions that view A then B put B into A's
+// "also viewed" block; events queued offline arrive once after reconnecting; page hide flushes the queue.
+// Screenshots go to test-artifacts/shop/ (git-ignored).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { generateDemoStore } from '../../services/demo/generator/generator.ts';
+import { DEMO_STATE_FILE } from '../../services/demo/generator/load.ts';
+import { DEMO_BLOCKS } from '../../services/demo/generator/model.ts';
+import { createClient } from '../../services/sdk/index.ts';
+import { type DemoImageServer, serveDemoImages } from '../helpers/demo-images.ts';
+import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
+import { sql, stack } from '../helpers/stack.ts';
+
+const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/shop');
+/** a shopper's browser: headless chromium's own user agent is a bot, and bots feed no aggregate */
+const USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
+const SLOW = { timeout: 30_000, interval: 250 };
+
+let browser: Browser;
+let base: string;
+let d: DemoStack;
+let query: string;
+let images: DemoImageServer;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  base = stack().httpUrl;
+  images = await serveDemoImages();
+  d = await demoStack({
+    name: 'shop browser',
+    products: 120,
+    demo: generateDemoStore({
+      seed: `shop-${process.pid}-${Date.now()}`,
+      products: 120,
+      sessions: 50,
+      imageBaseUrl: images.base,
+    }),
+  });
+  // the shop serves the demo store's token: this store is the demo store of the running stack
+  writeFileSync(
+    path.join(stack().dataDir, DEMO_STATE_FILE),
+    JSON.stringify({
+      version: 1,
+      storeId: d.storeId,
+      token: d.token,
+      tokenId: 'test',
+      createdAt: new Date().toISOString(),
+      seed: 'test',
+      products: 120,
+      sessions: 50,
+      imageBaseUrl: `${base}/demo/images`,
+      anchorMs: Date.now(),
+      progress: { config: true, catalog: true, catalogLines: 0, replayStartMs: null, replayed: 0, done: true },
+    }),
+  );
+  // shoppers searched a product word: it trends, so autocomplete suggests it
+  const title = String([...d.demo.products()][0].title);
+  query = (title.split(' ').at(-1) as string).toLowerCase();
+  for (let s = 0; s < 6; s++) {
+    const client = createClient({
+      token: d.token,
+      baseUrl: base,
+      identity: { sessionId: `shop-trend-${process.pid}-${s}` },
+      fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, 'user-agent': USER_AGENT } }),
+    });
+    expect((await client.search(query)).status).toBe(200);
+  }
+  const client = createClient({ token: d.token, baseUrl: base });
+  await vi.waitFor(
+    async () => expect((await client.autocomplete(query.slice(0, 3))).data?.matchedQueries ?? []).toContain(query),
+    SLOW,
+  );
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}, 240_000);
+afterAll(async () => {
+  for (const c of contexts) await c.close().catch(() => {});
+  await browser?.close();
+  await d?.close();
+  images?.close();
+});
+
+async function newPage(): Promise<{ page: Page; context: BrowserContext }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, userAgent: USER_AGENT });
+  contexts.push(context);
+  const page = await context.newPage();
+  page.on('pageerror', (err) => {
+    throw err;
+  });
+  return { page, context };
+}
+
+const shot = (page: Page, name: string) =>
+  page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+const ready = (page: Page) => page.waitForFunction('document.body.dataset.ready === "1"', undefined, SLOW);
+const sessionOf = (page: Page) => page.evaluate('window.shop.tracker.sessionId') as Promise<string>;
+const pending = (page: Page) => page.evaluate('window.shop.tracker.pending()') as Promise<number>;
+
+async function events(where: string, params: Record<string, string>) {
+  return sql<{ event_type: string; attribution_token: string | null; product_id: string; event_id: string }>(
+    `SELECT event_type, attribution_token, toString(product_id) AS product_id, event_id FROM events_raw
+     WHERE store_id = {store:String} AND ${where} ORDER BY ts`,
+    { store: d.storeId, ...params },
+  );
+}
+
+describe('demo shop in a browser', () => {
+  it('typing shows suggestions; a search shows results and facets; a click sends product_click with the attribution token', async () => {
+    const { page } = await newPage();
+    expect((await page.goto(`${base}/shop`))?.status()).toBe(200);
+    await ready(page);
+    await shot(page, 'home');
+    await page.locator('#search input').pressSequentially(query.slice(0, 3), { delay: 50 });
+    const suggestion = page.locator(`#suggestions li[data-query="${query}"]`);
+    await expect.poll(() => suggestion.count(), SLOW).toBe(1);
+    await shot(page, 'suggestions');
+
+    await suggestion.dispatchEvent('mousedown');
+    await page.waitForURL(`**/shop/search?q=${query}&source=autocomplete`);
+    await ready(page);
+    const tiles = page.locator('#results a.product');
+    expect(await tiles.count()).toBeGreaterThan(0);
+    expect(await page.locator('#facets fieldset[data-facet]').count()).toBeGreaterThan(0);
+    expect(Number(await page.locator('#total').getAttribute('data-total'))).toBeGreaterThan(0);
+    await shot(page, 'search');
+
+    const token = (await page.evaluate('window.shop.tracker.attributionToken')) as string;
+    expect(token).toMatch(/^[0-9A-Z]{26}$/);
+    const session = await sessionOf(page);
+    const productId = (await tiles.first().getAttribute('data-product-id')) as string;
+    await tiles.first().click();
+    await page.waitForURL(`**/shop/products/${productId}`);
+    await ready(page);
+    expect(await page.locator('article.pdp h1').textContent()).toBeTruthy();
+    await shot(page, 'product');
+
+    await expect
+      .poll(async () => await events('session_id = {s:String}', { s: session }), SLOW)
+      .toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ event_type: 'search' }),
+          expect.objectContaining({ event_type: 'product_click', attribution_token: token, product_id: productId }),
+          expect.objectContaining({ event_type: 'product_view', attribution_token: token, product_id: productId }),
+        ]),
+      );
+  });
+
+  it('a facet filters the results, a collection shows its banners, the cart and content search render', async () => {
+    const { page } = await newPage();
+    await page.goto(`${base}/shop/search?q=${encodeURIComponent(query)}`);
+    await ready(page);
+    const before = Number(await page.locator('#total').getAttribute('data-total'));
+    const facet = page.locator('#facets fieldset[data-facet="vendor"] a.facet').first();
+    await facet.click();
+    await page.waitForURL(/f=vendor/);
+    await ready(page);
+    expect(Number(await page.locator('#total').getAttribute('data-total'))).toBeLessThanOrEqual(before);
+    expect(await page.locator('#facets a.facet.on').count()).toBe(1);
+
+    await page.goto(`${base}/shop/collections/summer-edit`);
+    await ready(page);
+    expect(await page.locator('#results a.product').count()).toBeGreaterThan(0);
+    expect(await page.locator('a.banner').count()).toBeGreaterThan(0);
+    await shot(page, 'collection');
+
+    await page.locator('#results a.product').first().click();
+    await page.waitForURL(/\/shop\/products\//);
+    await ready(page);
+    await page.locator('#add-to-cart').click();
+    await page.goto(`${base}/shop/cart`);
+    await ready(page);
+    expect(await page.locator('ul.cart li').count()).toBe(1);
+    await shot(page, 'cart');
+
+    await page.goto(`${base}/shop/content?q=shipping`);
+    await ready(page);
+    await shot(page, 'content');
+  });
+
+  it('sessions that view A then B through the pages put B into A’s also-viewed block', async () => {
+    // two published products of one collection, the least popular ones (nobody viewed them together yet)
+    const [a, b] = d.demo.collections[0].product_ids.slice(-2).map(String);
+    const sessions: string[] = [];
+    for (let s = 0; s < 6; s++) {
+      const { page, context } = await newPage();
+      await page.goto(`${base}/shop/products/${a}`);
+      await ready(page);
+      sessions.push(await sessionOf(page));
+      await page.goto(`${base}/shop/products/${b}`);
+      await ready(page);
+      await expect.poll(() => pending(page), SLOW).toBe(0);
+      await context.close();
+    }
+    // every session's views are stored, A before B
+    await expect
+      .poll(async () => {
+        const rows = await events("event_type = 'product_view' AND session_id IN {ss:Array(String)}", {
+          ss: `[${sessions.map((x) => `'${x}'`).join(',')}]`,
+        });
+        return rows.map((r) => r.product_id).join(',');
+      }, SLOW)
+      .toBe(sessions.map(() => `${a},${b}`).join(','));
+    const { page } = await newPage();
+    const block = page.locator(`[data-block-id="${DEMO_BLOCKS.alsoViewed}"] a.product`);
+    await expect
+      .poll(
+        async () => {
+          await page.goto(`${base}/shop/products/${a}`);
+          await ready(page);
+          return await block.evaluateAll((els) => els.map((e) => e.getAttribute('data-product-id')));
+        },
+        { timeout: 45_000, interval: 1_000 },
+      )
+      .toContain(b);
+    await shot(page, 'also-viewed');
+  });
+
+  it('events queued while offline arrive once after reconnecting', async () => {
+    const { page, context } = await newPage();
+    const product = String([...d.demo.products()][3].id);
+    await page.goto(`${base}/shop/products/${product}`);
+    await ready(page);
+    await expect.poll(() => pending(page), SLOW).toBe(0);
+    await context.setOffline(true);
+    await page.locator('#add-to-cart').click();
+    await page.locator('#add-to-cart').click();
+    await page.waitForTimeout(1_500);
+    expect(await pending(page)).toBe(2);
+    const session = await sessionOf(page);
+    await context.setOffline(false);
+    await expect.poll(() => pending(page), SLOW).toBe(0);
+    await expect
+      .poll(
+        async () => (await events("session_id = {s:String} AND event_type = 'add_to_cart'", { s: session })).length,
+        SLOW,
+      )
+      .toBe(2);
+    // nothing more arrives later (no double count of a retried batch)
+    await page.waitForTimeout(2_000);
+    expect((await events("session_id = {s:String} AND event_type = 'add_to_cart'", { s: session })).length).toBe(2);
+  });
+
+  it('page hide flushes the queue', async () => {
+    const { page } = await newPage();
+    await page.goto(`${base}/shop/cart`);
+    await ready(page);
+    await expect.poll(() => pending(page), SLOW).toBe(0);
+    // queued, then the page goes away before the batch timer (1 s) fires: only the pagehide beacon can send it
+    const eventId = (await page.evaluate(`(() => {
+      const e = window.shop.tracker.track('content_view', { content_type: 'page', content_id: 1 });
+      location.href = 'about:blank';
+      return e.event_id;
+    })()`)) as string;
+    await page.waitForURL('about:blank');
+    await expect.poll(async () => (await events('event_id = {e:String}', { e: eventId })).length, SLOW).toBe(1);
+  });
+});
