@@ -5,10 +5,8 @@
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_BLOCKS } from '../../services/demo/generator/model.ts';
-import { lookalikeKey, mean, precisionAtK, recallAtK } from '../../services/demo/generator/quality.ts';
-import { type DemoImageServer, serveDemoImages } from '../helpers/demo-images.ts';
+import { mean, precisionAtK, recallAtK } from '../../services/demo/generator/quality.ts';
 import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
-import { generateDemoStore } from '../../services/demo/generator/generator.ts';
 import { sql, stack } from '../helpers/stack.ts';
 import { testStoreWriter, waitForApp } from '../helpers/stores.ts';
 
@@ -39,7 +37,6 @@ type BlockAnswer = {
 };
 
 let d: DemoStack;
-let images: DemoImageServer;
 const ids = (r: { results: Rec[] }) => r.results.map((x) => String(x.id));
 
 /** a block config written to the store (a fixed-format ULID per test) */
@@ -54,13 +51,7 @@ async function putBlock(item: Record<string, unknown>): Promise<string> {
 const block = (id: string, body: Record<string, unknown> = {}) => d.post<BlockAnswer>(`/blocks/${id}/products`, body);
 
 beforeAll(async () => {
-  // product images served here (the test stack has no demo module), so the images processor describes them
-  images = await serveDemoImages();
-  d = await demoStack({
-    name: 'blocks',
-    products: 1200,
-    demo: generateDemoStore({ seed: 'blocks', products: 1200, sessions: 500, imageBaseUrl: images.base }),
-  });
+  d = await demoStack({ name: 'blocks', products: 1200, sessions: 500, seed: 'blocks' });
   const stats = await d.replay();
   expect(stats.rejected).toBe(0);
   // every planted co-view pair and bundle has reached ClickHouse
@@ -82,7 +73,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await d?.close();
-  images?.close();
 });
 
 describe('blocks: quality on the planted truth', () => {
@@ -571,51 +561,6 @@ describe('similar products', () => {
       )
       .toBeGreaterThanOrEqual(5);
   });
-
-  it('ranks look-alikes (planted: products whose lead images render the same) among the first: precision@k ≥ 0.65', async () => {
-    // planted look-alikes of a product's lead image: products whose first image renders the same
-    const groups = new Map<string, string[]>();
-    for (const p of d.demo.products()) {
-      const lead = p.images?.[0]?.src;
-      if (!lead) continue;
-      const key = lookalikeKey(lead.split('/').pop() ?? '');
-      groups.set(key, [...(groups.get(key) ?? []), p.id]);
-    }
-    for (const [k, members] of groups) if (members.length < 2) groups.delete(k);
-    // every product described by the images processor
-    await vi.waitFor(
-      async () => {
-        const [r] = await sql<{ n: string }>(
-          `SELECT toString(countIf(arrayAll(s -> s = 'ok', image_status))) AS n FROM image_features FINAL WHERE store_id = '${d.storeId}' AND item_type = 'product' AND is_deleted = 0`,
-        );
-        expect(Number(r.n)).toBe(d.demo.productCount);
-      },
-      { timeout: 240_000, interval: 1_000 },
-    );
-    const picked = [...groups].sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : 1)).slice(0, 15);
-    const score = async () => {
-      const scores: number[] = [];
-      for (const [, members] of picked) {
-        const p = members[0];
-        const others = new Set(members.filter((x) => x !== p));
-        const r = await d.post<BlockAnswer>(`/search/product/${p}`, {
-          pagination: { limit: 10 },
-          attributes: ['id', 'title', 'images[:1].src'],
-        });
-        if (process.env.DEBUG_SIMILAR)
-          console.log(
-            p,
-            members.length,
-            JSON.stringify(r.body._meta.similar),
-            JSON.stringify(r.body.results.map((x) => `${others.has(String(x.id)) ? '*' : '-'}${x.title}`)),
-          );
-        scores.push(precisionAtK(ids(r.body), others, Math.min(10, others.size)));
-      }
-      return mean(scores);
-    };
-    // measured 0.72 (near misses differing only in pattern, colour or material rank close behind)
-    await expect.poll(score, { timeout: 30_000, interval: 1_000 }).toBeGreaterThanOrEqual(0.65);
-  }, 300_000);
 });
 
 describe('blocks: related content', () => {

@@ -7,7 +7,13 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateDemoStore } from '../../services/demo/generator/generator.ts';
-import { imageLookalikes, imageSearchQuality } from '../../services/demo/generator/quality.ts';
+import {
+  imageLookalikes,
+  imageSearchQuality,
+  lookalikeKey,
+  mean,
+  precisionAtK,
+} from '../../services/demo/generator/quality.ts';
 import { serveDemoImages, type DemoImageServer } from '../helpers/demo-images.ts';
 import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
 import { sql } from '../helpers/stack.ts';
@@ -87,6 +93,44 @@ describe('image search on the stack', () => {
     if (process.env.PRINT_QUALITY) process.stdout.write(`image look-alike precision: ${q.precision}\n`);
     expect(q.queries).toBe(20);
     expect(q.precision, JSON.stringify(q.perQuery.filter((x) => x.precision < 1))).toBeGreaterThanOrEqual(FLOOR);
+  });
+
+  it('similar products rank look-alikes (products whose lead images render the same) first: precision@k ≥ 0.65', async () => {
+    // planted look-alikes of a product's lead image
+    const groups = new Map<string, string[]>();
+    for (const p of d.demo.products()) {
+      const lead = p.images?.[0]?.src;
+      if (!lead) continue;
+      const key = lookalikeKey(lead.split('/').pop() ?? '');
+      groups.set(key, [...(groups.get(key) ?? []), p.id]);
+    }
+    const picked = [...groups]
+      .filter(([, members]) => members.length >= 2)
+      .sort((a, b) => b[1].length - a[1].length || (a[0] < b[0] ? -1 : 1))
+      .slice(0, 15);
+    expect(picked.length).toBe(15);
+    const score = async () => {
+      const scores: number[] = [];
+      for (const [, members] of picked) {
+        const p = members[0];
+        const others = new Set(members.filter((x) => x !== p));
+        const r = await d.post<{ results: { id: number }[]; _meta: { similar: { image: boolean } } }>(
+          `/search/product/${p}`,
+          { pagination: { limit: 10 }, attributes: ['id'] },
+        );
+        expect(r.body._meta.similar.image).toBe(true);
+        scores.push(
+          precisionAtK(
+            r.body.results.map((x) => String(x.id)),
+            others,
+            Math.min(10, others.size),
+          ),
+        );
+      }
+      return mean(scores);
+    };
+    // measured 0.72 on a 1 200-product store (near misses differing only in pattern, colour or material rank close behind)
+    await expect.poll(score, { timeout: 30_000, interval: 1_000 }).toBeGreaterThanOrEqual(0.65);
   });
 
   it('uploads a photo as multipart and searches by its image_id', async () => {
