@@ -24,6 +24,7 @@ const all = [
   'blocks',
   'analyst',
   'site',
+  'sdk',
 ];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
 

@@ -108,7 +108,7 @@ function autocomplete(client, tracker) {
       .map((q, i) => `<li role="option" data-position="${i + 1}" data-query="${h(q)}">${h(q)}</li>`)
       .join('');
     list.hidden = r.data.matchedQueries.length === 0;
-    requestAnimationFrame(() => metrics.suggest.push(performance.now() - t0));
+    if (typed) requestAnimationFrame(() => metrics.suggest.push(performance.now() - t0));
     // prepare the likely search while the shopper types: execute on submit uses it
     clearTimeout(prepareTimer);
     if (typed.trim().length >= 2)
