@@ -67,7 +67,7 @@ function tile(p, position, extra = '') {
   const img = p.featured_media?.src ?? p.images?.[0]?.src;
   const id = p.product_id ?? p.id;
   return `<a class="product" href="/shop/products/${id}" data-product-id="${id}" data-position="${position}"${extra}>
-    ${img ? `<img src="${h(img)}?width=360" alt="" loading="lazy" width="180" height="180">` : '<span class="noimg"></span>'}
+    ${img ? `<img src="${h(img)}" alt="" loading="lazy" width="180" height="180">` : '<span class="noimg"></span>'}
     <span class="title">${h(p.title)}</span><span class="price">${money(p)}</span></a>`;
 }
 
@@ -226,7 +226,7 @@ async function results(client, tracker, { query, handle }) {
       collection_handle: handle ?? null,
     });
   const banner = (b) =>
-    `<a class="banner ${h(b.web_layout.placement)}" data-banner-id="${h(b.id)}" href="${h(b.link ?? '#')}"><img src="${h(b.web_media.src)}?width=720" alt="${h(b.web_media.alt)}"><span>${h(b.name)}</span></a>`;
+    `<a class="banner ${h(b.web_layout.placement)}" data-banner-id="${h(b.id)}" href="${h(b.link ?? '#')}"><img src="${h(b.web_media.src)}" alt="${h(b.web_media.alt)}"><span>${h(b.name)}</span></a>`;
   const tiles = d.results.map((p, i) => tile(p, (page - 1) * d.resultsPerPage + i + 1));
   for (const b of inline.sort((a, c) => c.web_layout.position - a.web_layout.position))
     tiles.splice(Math.min(tiles.length, b.web_layout.position - 1), 0, banner(b));
@@ -311,7 +311,7 @@ async function product(client, tracker, id) {
       .join('')}</div></section>`;
   }
   const variant = p.variants?.find((v) => v.available) ?? p.variants?.[0];
-  main.innerHTML = `<article class="pdp" data-product-id="${id}">${img ? `<img src="${h(img)}?width=720" alt="" width="360" height="360">` : ''}
+  main.innerHTML = `<article class="pdp" data-product-id="${id}">${img ? `<img src="${h(img)}" alt="" width="360" height="360">` : ''}
     <div><h1>${h(p.title)}</h1><p>${h(p.vendor)} · ${h(p.product_type)}</p><p class="price">${money(p)}</p>
     <button id="add-to-cart" ${p.available === false ? 'disabled' : ''}>Add to cart</button></div></article>${also}${together}${similarHtml}`;
   document.getElementById('add-to-cart').addEventListener('click', () => {
