@@ -135,7 +135,8 @@ export async function imageRoutes(host: FastifyInstance, opts: ImageRoutesOption
             throw new StorefrontError(413, 'payload_too_large', 'Send one file in the field `image`.', [
               { path: 'image', message: e.message },
             ]);
-          if (e.statusCode && e.statusCode < 500)
+          // the multipart parser's own errors (no boundary, body ends mid-part) carry no status: the body's fault
+          if (!e.statusCode || e.statusCode < 500)
             throw new StorefrontError(422, 'validation_failed', 'The multipart body is malformed or incomplete.', [
               { path: '', message: e.message },
             ]);
