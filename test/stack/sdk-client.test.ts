@@ -160,6 +160,26 @@ describe('storefront SDK client', () => {
       .toEqual({ attribution_token: token, event_type: 'product_click' });
   });
 
+  it('pins the landing URL’s utm_products to the top of browse (dynamicLinking)', async () => {
+    const collection = d.demo.collections[0];
+    const plain = await createClient({ token: d.token, baseUrl: base }).browse(collection.handle, {
+      pagination: { limit: 24 },
+      attributes: ['id', 'handle'],
+    });
+    const last = plain.data?.results.at(-1);
+    expect(last).toBeDefined();
+    const tracker = createTracker({
+      token: d.token,
+      baseUrl: base,
+      landingUrl: `https://shop.example/collections/${collection.handle}?utm_products=${last?.handle}`,
+    });
+    const r = await createClient({ token: d.token, baseUrl: base, tracker }).browse(collection.handle, {
+      pagination: { limit: 24 },
+      attributes: ['id', 'handle'],
+    });
+    expect(r.data?.results[0].id).toBe(last?.id);
+  });
+
   it('keeps events through a network failure and stores a retried batch once', async () => {
     let offline = true;
     const tracker = createTracker({
