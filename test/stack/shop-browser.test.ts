@@ -219,11 +219,11 @@ describe('demo shop in a browser', () => {
           await ready(page);
           return await block.evaluateAll((els) => els.map((e) => e.getAttribute('data-product-id')));
         },
-        { timeout: 45_000, interval: 1_000 },
+        { timeout: 60_000, interval: 1_000 },
       )
       .toContain(b);
     await shot(page, 'also-viewed');
-  });
+  }, 150_000);
 
   it('events queued while offline arrive once after reconnecting', async () => {
     const { page, context } = await newPage();
@@ -248,6 +248,14 @@ describe('demo shop in a browser', () => {
     // nothing more arrives later (no double count of a retried batch)
     await page.waitForTimeout(2_000);
     expect((await events("session_id = {s:String} AND event_type = 'add_to_cart'", { s: session })).length).toBe(2);
+  });
+
+  it('a platform session cookie is the session id when present', async () => {
+    const { page, context } = await newPage();
+    await context.addCookies([{ name: 'sf_session', value: `platform-${process.pid}`, url: base }]);
+    await page.goto(`${base}/shop`);
+    await ready(page);
+    expect(await sessionOf(page)).toBe(`platform-${process.pid}`);
   });
 
   it('page hide flushes the queue', async () => {
