@@ -76,7 +76,8 @@ export async function runSchemathesis(opts: {
     ...(opts.args ?? []),
   ];
   const started = Date.now();
-  const child = spawn(SCHEMATHESIS_BIN, args, { env: { ...process.env, NO_COLOR: '1' } });
+  // run in the report directory: schemathesis keeps a `.schemathesis/` state directory in its working directory
+  const child = spawn(SCHEMATHESIS_BIN, args, { cwd: reportDir, env: { ...process.env, NO_COLOR: '1' } });
   let output = '';
   child.stdout.on('data', (d) => {
     output += d;
