@@ -1,8 +1,9 @@
-// Runs schemathesis (PyPI, installed by .ci/run into node_modules/.cache/schemathesis/venv) against an
+// Runs schemathesis (PyPI, pinned, in node_modules/.cache/schemathesis/venv: installed on first use, warmed by
+// .ci/run) against an
 // OpenAPI document of the running stack and sums its JSON report: requests sent, 5xx answers, failed
 // checks by code. Used by test/stack/hostile-schemathesis.test.ts (short run in `npm test`, the 10 000-request
 // run with `npm run test:hostile`).
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,6 +35,27 @@ export interface SchemathesisRun {
 
 export function schemathesisInstalled(): boolean {
   return existsSync(SCHEMATHESIS_BIN);
+}
+
+/**
+ * Install the pinned schemathesis into its venv when missing (as deploy/kafka/fetch.ts fetches Kafka), so
+ * `npm test` works on a fresh clone with Python 3 and pip; .ci/run warms the same venv.
+ */
+export function ensureSchemathesis(): void {
+  if (schemathesisInstalled()) return;
+  const venv = path.dirname(path.dirname(SCHEMATHESIS_BIN));
+  const run = (cmd: string, args: string[]) => {
+    const r = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', timeout: 600_000 });
+    if (r.status !== 0)
+      throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr?.slice(-2000) ?? ''}`);
+  };
+  run('python3', ['-m', 'venv', venv]);
+  run(path.join(venv, 'bin/pip'), [
+    'install',
+    '-q',
+    '--disable-pip-version-check',
+    `schemathesis==${SCHEMATHESIS_VERSION}`,
+  ]);
 }
 
 export async function runSchemathesis(opts: {

@@ -9,7 +9,7 @@
 // minutes). `npm run test:hostile`: the coverage phase (every boundary value and every schema violation
 // schemathesis derives) plus 100 fuzzing examples per operation, about 10 000 requests.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { appRssBytes, runSchemathesis, schemathesisInstalled, SCHEMATHESIS_BIN } from '../reliability/schemathesis.ts';
+import { appRssBytes, ensureSchemathesis, runSchemathesis } from '../reliability/schemathesis.ts';
 import { stack } from '../helpers/stack.ts';
 import { createTestStore, sampleItems } from '../helpers/stores.ts';
 
@@ -33,8 +33,7 @@ async function served(): Promise<{ total: number; server: number }> {
 let token: string;
 
 beforeAll(async () => {
-  if (!schemathesisInstalled())
-    throw new Error(`schemathesis is not installed at ${SCHEMATHESIS_BIN}; run the pip lines of .ci/run`);
+  ensureSchemathesis();
   ({ token } = await createTestStore({ name: 'hostile schemathesis', items: sampleItems() }));
 });
 
