@@ -93,7 +93,7 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
   }
 
   const versionOf = (input: ResultsInput, sf: StorefrontRequestState, b: Awaited<ReturnType<typeof behaviourOf>>) =>
-    `${input.catalog.version}.${sf.view.generation}.${b.relations?.version ?? 'x'}.${b.learned?.version ?? 'x'}.${similarOf(input.catalog).version}.${b.images?.version ?? 'x'}.${b.content ? 'c' : 'x'}`;
+    `${input.catalog.version}.${sf.view.generation}.${b.relations?.version ?? 'x'}.${b.learned?.version ?? 'x'}.${similarOf(input.catalog).version}.${b.images ? 'i' : 'x'}.${b.content ? 'c' : 'x'}`;
 
   async function cached(
     key: string | null,

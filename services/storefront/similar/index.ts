@@ -25,8 +25,6 @@ export interface SimilarNeighbour {
 
 /** image similarity between products (the image search index's features; a learned model in production) */
 export interface ImageSimilarity {
-  /** bumped when any product's image features change (precomputed lists are then refreshed) */
-  readonly version: number;
   /** whether the product's images are described (the image signal applies to it) */
   has(productId: string): boolean;
   /** 0-1 similarity of each candidate's images to the product's lead image (or the given variant image) */
@@ -36,9 +34,6 @@ export interface ImageSimilarity {
 /** The ImageSimilarity of a store's image index (services/storefront/images). */
 export function imageSimilarityOf(images: StoreImages, provider: ImageFeatureProvider): ImageSimilarity {
   return {
-    get version() {
-      return images.version;
-    },
     has: (productId) => (images.items.product.get(productId)?.features ?? []).some((f) => f !== null),
     scores(productId, imageSrc, candidates) {
       const out = new Map<string, number>();
@@ -119,7 +114,8 @@ export class StoreSimilar {
   private readonly vectors = new Map<string, Vector>();
   private readonly norms = new Map<string, number>();
   /** precomputed content neighbours, with when they were computed */
-  readonly precomputed = new Map<string, { at: number; images: number; list: SimilarNeighbour[] }>();
+  /** precomputed content neighbours: when, and whether the product's image features took part */
+  readonly precomputed = new Map<string, { at: number; imaged: boolean; list: SimilarNeighbour[] }>();
   /** per-variant live results (variant_id requests) */
   private readonly variantCache = new Map<string, SimilarNeighbour[]>();
   /** products to (re)compute first: changed ones; null until the first full pass is done */
@@ -127,7 +123,6 @@ export class StoreSimilar {
   private cursor: Iterator<string> | null = null;
   private passDone = false;
   private lastSweep = 0;
-  private sweptImages = -1;
   /** bumped whenever a product changes (cache keys) */
   version = 0;
 
@@ -262,11 +257,20 @@ export class StoreSimilar {
       }
     }
     const pre = this.precomputed.get(productId);
-    if (pre && now - pre.at < DAY_MS && pre.images === (images?.version ?? -1))
-      return { list: pre.list, source: 'precomputed' };
+    if (pre && this.current(pre, productId, images, now)) return { list: pre.list, source: 'precomputed' };
     const list = this.compute(productId, null, images);
-    this.precomputed.set(productId, { at: now, images: images?.version ?? -1, list });
+    this.precomputed.set(productId, { at: now, imaged: images?.has(productId) ?? false, list });
     return { list, source: 'live' };
+  }
+
+  /** an entry is current for a day, unless it was computed before the product's images were described */
+  private current(
+    pre: { at: number; imaged: boolean },
+    productId: string,
+    images: ImageSimilarity | null,
+    now: number,
+  ): boolean {
+    return now - pre.at < DAY_MS && (pre.imaged || !images?.has(productId));
   }
 
   /**
@@ -275,15 +279,9 @@ export class StoreSimilar {
    */
   precomputeSome(budget: number, images: ImageSimilarity | null, now = Date.now()): number {
     let done = 0;
-    const imagesVersion = images?.version ?? -1;
-    // new image features: sweep again (entries computed without them are refreshed)
-    if (imagesVersion !== this.sweptImages) {
-      this.sweptImages = imagesVersion;
-      this.passDone = false;
-    }
     const compute = (id: string) => {
       if (this.catalog.products.has(id)) {
-        this.precomputed.set(id, { at: now, images: imagesVersion, list: this.compute(id, null, images) });
+        this.precomputed.set(id, { at: now, imaged: images?.has(id) ?? false, list: this.compute(id, null, images) });
         done++;
       }
     };
@@ -303,7 +301,7 @@ export class StoreSimilar {
         break;
       }
       const pre = this.precomputed.get(next.value);
-      if (!pre || now - pre.at >= DAY_MS || pre.images !== imagesVersion) compute(next.value);
+      if (!pre || !this.current(pre, next.value, images, now)) compute(next.value);
     }
     return done;
   }
