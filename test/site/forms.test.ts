@@ -111,6 +111,23 @@ function expectFieldError(r: Awaited<ReturnType<typeof post>>, field: string, co
   });
 }
 
+/** every method but POST is a 405 naming POST in Allow, with a problem body (HEAD: the status and Allow) */
+async function expectPostOnly(path: string) {
+  for (const method of ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH'] as const) {
+    const r = await app.inject({ method, url: path });
+    expect(r.statusCode, `${method} ${path}`).toBe(405);
+    expect(r.headers.allow, `${method} ${path}`).toBe('POST');
+    if (method === 'HEAD') continue;
+    expect(r.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(r.json()).toMatchObject({
+      status: 405,
+      title: 'Method Not Allowed',
+      instance: path,
+      error: { code: 'method_not_allowed', hint: expect.any(String) },
+    });
+  }
+}
+
 async function storedEvents(count: number): Promise<SiteEvent[]> {
   const records = await readTopic(kafka, TOPIC, { count, timeoutMs: 10_000 });
   return Promise.all(records.map(async (r) => SiteEventSchema.parse((await codec.decode(r.value, TOPIC)).value)));
@@ -195,12 +212,7 @@ describe('footer-subscribe', () => {
   });
 
   it('other methods are 405 with Allow: POST', async () => {
-    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH'] as const) {
-      const r = await app.inject({ method, url: '/api/footer-subscribe' });
-      expect(r.statusCode, method).toBe(405);
-      expect(r.headers.allow).toBe('POST');
-      expect(r.json()).toMatchObject({ status: 405, error: { code: 'method_not_allowed' } });
-    }
+    await expectPostOnly('/api/footer-subscribe');
   });
 
   it('a body over the limit is refused with a problem body, never a 5xx', async () => {
@@ -245,6 +257,10 @@ describe('article-unlock', () => {
       );
     expect((await post('/api/article-unlock', { email: 'c@example.com', slug: gated.slug }, { ip })).status).toBe(429);
   });
+
+  it('other methods are 405 with Allow: POST', async () => {
+    await expectPostOnly('/api/article-unlock');
+  });
 });
 
 describe('integration-request', () => {
@@ -274,6 +290,10 @@ describe('integration-request', () => {
       const { [f as keyof typeof request]: _, ...rest } = request;
       expectFieldError(await post('/api/integration-request', rest), f, 'missing_field');
     }
+  });
+
+  it('other methods are 405 with Allow: POST', async () => {
+    await expectPostOnly('/api/integration-request');
   });
 });
 
@@ -306,6 +326,10 @@ describe('integration-correction', () => {
       await post('/api/integration-correction', { ...correction, page_url: `https://x.example/${'p'.repeat(290)}` }),
       'page_url',
     );
+  });
+
+  it('other methods are 405 with Allow: POST', async () => {
+    await expectPostOnly('/api/integration-correction');
   });
 });
 
