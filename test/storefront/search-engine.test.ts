@@ -3,13 +3,14 @@
 // covers the same through HTTP; here each stage is driven directly.
 import { describe, expect, it } from 'vitest';
 import type { ProductView } from '../../clickhouse/queries/catalog.ts';
+import type { LearnedRow } from '../../clickhouse/queries/learned.ts';
 import { normalizeContext } from '../../services/storefront/context.ts';
 import { StoreCatalog } from '../../services/storefront/results/catalog.ts';
 import type { ResultsInput } from '../../services/storefront/results/engine.ts';
 import { editDistance, queryKey, terms } from '../../services/storefront/search/analyze.ts';
 import { executeSearch, type SearchDeps } from '../../services/storefront/search/engine.ts';
 import { LearnedIndex } from '../../services/storefront/search/learned.ts';
-import { CooccurrenceProvider } from '../../services/storefront/search/semantic.ts';
+import { CooccurrenceProvider, SEMANTIC_REDIRECT_THRESHOLD } from '../../services/storefront/search/semantic.ts';
 import { textIndexOf } from '../../services/storefront/search/text-index.ts';
 import { readIntents, synonymExpansions } from '../../services/storefront/search/understand.ts';
 import { StoreViews } from '../../services/storefront/store-view.ts';
@@ -66,14 +67,19 @@ function product(title: string, type: string, price: number, extra: Partial<Prod
   };
 }
 
-function setup(products: ProductView[], context: Parameters<typeof normalizeContext>[2] = undefined) {
+function setup(
+  products: ProductView[],
+  context: Parameters<typeof normalizeContext>[2] = undefined,
+  opts: { configure?: (dir: MemoryDirectory, storeId: string) => void; device?: 'desktop' | 'mobile' } = {},
+) {
   const dir = new MemoryDirectory();
   const { storeId } = dir.addStore();
+  opts.configure?.(dir, storeId);
   const catalog = new StoreCatalog(storeId);
   for (const p of products) catalog.putProduct(p);
   const views = new StoreViews(dir);
   const view = views.get(dir.getStore(storeId) as NonNullable<ReturnType<MemoryDirectory['getStore']>>);
-  const ctx = normalizeContext(view, undefined, context, { deviceType: 'desktop' });
+  const ctx = normalizeContext(view, undefined, context, { deviceType: opts.device ?? 'desktop' });
   if (!ctx.ok) throw new Error('context');
   const input = (): ResultsInput => ({ catalog, view, dir, rc: ctx.context, now: Date.now() });
   return { dir, storeId, catalog, input };
@@ -215,5 +221,245 @@ describe('search engine: personalization', () => {
       shirt.id,
       dress.id,
     ]);
+  });
+});
+
+/** the learned evidence of a store from these rows (what the ClickHouse source would return) */
+async function learnedOf(storeId: string, rows: LearnedRow[]) {
+  const index = new LearnedIndex({
+    source: { store: async () => rows, queries: async () => [] },
+    logger: createLogger('search-engine-test', 'silent'),
+  });
+  return index.get(storeId);
+}
+async function depsOf(catalog: StoreCatalog, rows: LearnedRow[] = []): Promise<SearchDeps> {
+  return {
+    text: textIndexOf(catalog),
+    learned: await learnedOf(catalog.storeId, rows),
+    semantic: new CooccurrenceProvider(),
+  };
+}
+const DAY_MS = 86_400_000;
+
+describe('search engine: semantic similarity from behaviour', () => {
+  const shoe = '501';
+  const kettle = '502';
+  const rows: LearnedRow[] = [
+    { query: 'trainers', productId: shoe, views: 4, carts: 1, purchases: 0 },
+    { query: 'sneakers', productId: shoe, views: 3, carts: 0, purchases: 1 },
+    { query: 'kettle', productId: kettle, views: 6, carts: 0, purchases: 0 },
+    // one view: too thin to carry a redirect
+    { query: 'plimsolls', productId: shoe, views: 1, carts: 0, purchases: 0 },
+  ];
+
+  it('scores queries with no shared stem as close once shoppers chose the same products after each', async () => {
+    const learned = await learnedOf('s-semantic', rows);
+    const provider = new CooccurrenceProvider();
+    expect(terms('trainers').some((t) => terms('sneakers').includes(t))).toBe(false);
+    expect(provider.similarity('trainers', 'sneakers', learned)).toBeGreaterThanOrEqual(SEMANTIC_REDIRECT_THRESHOLD);
+    // same words, or none in common and different products
+    expect(provider.similarity('sneakers', 'Sneaker', learned)).toBeCloseTo(1, 6);
+    expect(provider.similarity('trainers', 'kettle', learned)).toBe(0);
+    // without behaviour (or with too little of it) only the words count
+    expect(provider.similarity('trainers', 'sneakers', null)).toBe(0);
+    expect(provider.similarity('plimsolls', 'sneakers', learned)).toBe(0);
+    expect(provider.similarity('gift card holder', 'gift cards', null)).toBeCloseTo(2 / Math.sqrt(6), 6);
+  });
+
+  it('redirects a query to a semantic redirect term it shares no stem with, through the engine', async () => {
+    const p = product('Harbor Runner', 'Shoes', 80);
+    const { input, catalog } = setup([p], undefined, {
+      configure: (dir, storeId) =>
+        dir.put(storeId, 'redirect_term', { term: 'sneakers', url: '/collections/sneakers', match: 'semantic' }),
+    });
+    const deps = await depsOf(catalog, [
+      { query: 'trainers', productId: p.id, views: 4, carts: 1, purchases: 0 },
+      { query: 'sneakers', productId: p.id, views: 5, carts: 0, purchases: 0 },
+    ]);
+    const r = executeSearch(input(), 'Trainers', {}, deps, null);
+    expect(r.envelope._meta.redirect).toEqual({ url: '/collections/sneakers' });
+    expect(r.envelope._workflow).toEqual([{ type: 'semantic-redirect', payload: '/collections/sneakers' }]);
+    expect(r.productIds).toEqual([]);
+    // a query shoppers took elsewhere is searched normally
+    const other = executeSearch(input(), 'runner', {}, deps, null);
+    expect(other.envelope._meta.redirect).toBeUndefined();
+    expect(other.productIds).toEqual([p.id]);
+    // degraded (no learned stage): no behaviour, no semantic redirect
+    expect(executeSearch(input(), 'Trainers', {}, { ...deps, learned: null }, null).envelope._meta.redirect).toBe(
+      undefined,
+    );
+  });
+});
+
+describe('search engine: ranking signals among equal keyword matches', () => {
+  // each pair: the same title and text, the first one inserted first (the tie-break would keep it first)
+  const pair = (title: string, second: Partial<ProductView> = {}, first: Partial<ProductView> = {}) => [
+    product(title, 'Bag', 40, first),
+    product(title, 'Bag', 40, second),
+  ];
+
+  it('ranks the more popular product first', async () => {
+    const [a, b] = pair('Canvas Tote');
+    const { input, catalog } = setup([a, b]);
+    const deps = await depsOf(catalog);
+    expect(executeSearch(input(), 'canvas tote', {}, deps, null).productIds).toEqual([a.id, b.id]);
+    catalog.signals.set(b.id, { revenue7d: 0, trending: 0, popularity: 40 });
+    expect(executeSearch(input(), 'canvas tote', {}, deps, null).productIds).toEqual([b.id, a.id]);
+  });
+
+  it('ranks the more recently published product first', async () => {
+    const recent = new Date(Date.now() - 2 * DAY_MS).toISOString();
+    const [a, b] = pair(
+      'Canvas Tote',
+      { published_at: recent, created_at: recent },
+      {
+        published_at: '2024-01-01T00:00:00Z',
+        created_at: '2024-01-01T00:00:00Z',
+      },
+    );
+    const { input, catalog } = setup([a, b]);
+    expect(executeSearch(input(), 'canvas tote', {}, await depsOf(catalog), null).productIds).toEqual([b.id, a.id]);
+  });
+
+  it('ranks the product in stock above the sold-out one, which stays in the results', async () => {
+    const [a, b] = pair('Canvas Tote');
+    const soldOut: ProductView = {
+      ...a,
+      available: false,
+      variants: a.variants.map((v) => ({ ...v, available: false, inventory_quantity: 0 })),
+    };
+    const { input, catalog } = setup([soldOut, b]);
+    const deps = await depsOf(catalog);
+    expect(executeSearch(input(), 'canvas tote', {}, deps, null).productIds).toEqual([b.id, a.id]);
+    expect(executeSearch(input(), 'canvas tote', { forceHideOutOfStock: true }, deps, null).productIds).toEqual([b.id]);
+  });
+
+  it("ranks products with words of the shopper's prior searches first", async () => {
+    const cotton = product('Cotton Shirt', 'Shirt', 40);
+    const linen = product('Linen Shirt', 'Shirt', 40);
+    const run = async (context: Parameters<typeof setup>[1]) => {
+      const { input, catalog } = setup([cotton, linen], context);
+      return executeSearch(input(), 'shirt', {}, await depsOf(catalog), null).productIds;
+    };
+    expect(await run(undefined)).toEqual([cotton.id, linen.id]);
+    expect(await run({ priorSearches: [{ searchQuery: 'linen trousers' }] })).toEqual([linen.id, cotton.id]);
+  });
+});
+
+describe('search engine: field weights', () => {
+  it('ranks a title match above a description match', async () => {
+    const inText = product('Plain Top', 'Top', 30, { body_html: '<p>A top with a velvet trim.</p>' });
+    const inTitle = product('Velvet Top', 'Top', 30, { body_html: '<p>A top with a plain trim.</p>' });
+    const { input, catalog } = setup([inText, inTitle]);
+    expect(executeSearch(input(), 'velvet', {}, await depsOf(catalog), null).productIds).toEqual([
+      inTitle.id,
+      inText.id,
+    ]);
+  });
+
+  it('matches the vendor and tag words of a product', async () => {
+    const byVendor = product('Field Jacket', 'Jacket', 120, { vendor: 'Northwind' });
+    const byTag = product('Rain Jacket', 'Jacket', 90, { tags: ['festival', 'waterproof'] });
+    const other = product('Wool Coat', 'Coat', 150);
+    const { input, catalog } = setup([byVendor, byTag, other]);
+    const deps = await depsOf(catalog);
+    expect(executeSearch(input(), 'northwind', {}, deps, null).productIds).toEqual([byVendor.id]);
+    expect(executeSearch(input(), 'festival', {}, deps, null).productIds).toEqual([byTag.id]);
+    expect(executeSearch(input(), 'northwind jacket', {}, deps, null).productIds[0]).toBe(byVendor.id);
+  });
+});
+
+describe('search engine: soft demotion of a sort order', () => {
+  it("puts results below the order's threshold of the best relevance after the rest, each part in price order", async () => {
+    const full = [product('Linen Shirt', 'Shirt', 90), product('Linen Shirt Relaxed', 'Shirt', 60)];
+    const partial = [product('Cotton Shirt', 'Shirt', 10), product('Linen Dress', 'Dress', 20)];
+    const expressions = [{ attribute: 'price', direction: 'asc' as const }];
+    const { input, catalog } = setup([...full, ...partial], undefined, {
+      configure: (dir, storeId) => {
+        dir.put(storeId, 'sort_order', {
+          code: 'cheap_soft',
+          nickname: 'Cheapest',
+          scope: 'search',
+          expressions,
+          soft_demotion_threshold: 0.9,
+        });
+        dir.put(storeId, 'sort_order', {
+          code: 'cheap_hard',
+          nickname: 'Cheapest (no demotion)',
+          scope: 'search',
+          expressions,
+          soft_demotion_threshold: 0,
+        });
+      },
+    });
+    const deps = await depsOf(catalog);
+    const ids = (code: string) =>
+      executeSearch(input(), 'linen shirt', { sort_order_code: code }, deps, null).productIds;
+    // no demotion: price order over every match, partial matches included
+    expect(ids('cheap_hard')).toEqual([partial[0].id, partial[1].id, full[1].id, full[0].id]);
+    // demotion: the products matching "linen shirt" first, by price; then the partial matches, by price
+    expect(ids('cheap_soft')).toEqual([full[1].id, full[0].id, partial[0].id, partial[1].id]);
+  });
+});
+
+describe('search engine: search-rule targeting', () => {
+  const p = product('Linen Shirt', 'Shirt', 40);
+  const rule = (id: string, extra: Record<string, unknown>) => ({
+    id,
+    name: `rule ${id}`,
+    actions: [{ type: 'set_sort_order', sort_order_code: `order_${id.slice(-1).toLowerCase()}` }],
+    ...extra,
+  });
+  const A = '01JAAAAAAAAAAAAAAAAAAAAAAA';
+  const B = '01JBBBBBBBBBBBBBBBBBBBBBBB';
+  const C = '01JCCCCCCCCCCCCCCCCCCCCCCC';
+  const configure = (dir: MemoryDirectory, storeId: string) => {
+    for (const code of ['order_a', 'order_b', 'order_c'])
+      dir.put(storeId, 'sort_order', {
+        code,
+        nickname: code,
+        scope: 'search',
+        expressions: [{ attribute: 'price', direction: 'asc' }],
+      });
+    // every query; priority 200 (after B)
+    dir.put(storeId, 'search_rule', rule(A, { targeting: { query_match: 'any' }, priority: 200 }) as never);
+    // every query; priority 10: first
+    dir.put(storeId, 'search_rule', rule(B, { targeting: { query_match: 'any' }, priority: 10 }) as never);
+    // only on mobile
+    dir.put(
+      storeId,
+      'search_rule',
+      rule(C, {
+        targeting: {
+          query_match: 'any',
+          conditions: { expressions: [{ property: 'device_type', operator: 'eq', values: ['mobile'] }] },
+        },
+        priority: 0,
+      }) as never,
+    );
+  };
+
+  it('applies query_match any to every query, lowest priority first, and the first sort order set wins', async () => {
+    const { input, catalog } = setup([p], undefined, { configure });
+    const deps = await depsOf(catalog);
+    for (const q of ['linen', 'anything at all']) {
+      const r = executeSearch(input(), q, {}, deps, null);
+      expect(r.envelope._meta.appliedSearchRules).toEqual([B, A]);
+      expect(r.sortOrderCode).toBe('order_b');
+      expect(r.envelope._meta.appliedSearchRuleActions).toEqual([
+        { rule_id: B, type: 'set_sort_order', changed: true },
+        { rule_id: A, type: 'set_sort_order', changed: false },
+      ]);
+    }
+  });
+
+  it('applies a rule with targeting conditions only to requests matching them', async () => {
+    const mobile = setup([p], undefined, { configure, device: 'mobile' });
+    const r = executeSearch(mobile.input(), 'linen', {}, await depsOf(mobile.catalog), null);
+    expect(r.envelope._meta.appliedSearchRules).toEqual([C, B, A]);
+    expect(r.sortOrderCode).toBe('order_c');
+    const desktop = setup([p], undefined, { configure, device: 'desktop' });
+    const d = executeSearch(desktop.input(), 'linen', {}, await depsOf(desktop.catalog), null);
+    expect(d.envelope._meta.appliedSearchRules).toEqual([B, A]);
   });
 });
