@@ -148,10 +148,11 @@ export function createTracker(opts: TrackerOptions) {
   let sessionId = session();
   if (landing) {
     const params = new URL(landing, 'http://x').searchParams;
+    // handles joined by underscores (utm_products=a_b_c; handles have hyphens, never underscores); commas too
     const products = params.get('utm_products');
     if (products)
       linked = products
-        .split(',')
+        .split(/[_,]/)
         .map((s) => s.trim())
         .filter(Boolean)
         .slice(0, 50);

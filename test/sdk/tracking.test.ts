@@ -70,13 +70,19 @@ describe('tracker', () => {
     ]);
   });
 
-  it('turns utm_products of the landing URL into dynamicLinking and utm_* into marketing fields', () => {
+  it('turns utm_products of the landing URL (handles joined by underscores) into dynamicLinking and utm_* into marketing fields', () => {
     const t = createTracker({
       ...opts,
       landingUrl:
-        'https://shop.example/collections/x?utm_products=linen-shirt,9000000042&utm_source=news&utm_campaign=june',
+        'https://shop.example/collections/x?utm_products=linen-shirt_blue-wool-coat_9000000042&utm_source=news&utm_campaign=june',
     });
-    expect(t.dynamicLinking()).toEqual(['linen-shirt', '9000000042']);
+    expect(t.dynamicLinking()).toEqual(['linen-shirt', 'blue-wool-coat', '9000000042']);
+    // commas are read as separators too
+    const commas = createTracker({
+      ...opts,
+      landingUrl: 'https://shop.example/?utm_products=linen-shirt,blue-wool-coat',
+    });
+    expect(commas.dynamicLinking()).toEqual(['linen-shirt', 'blue-wool-coat']);
     const e = t.track('collection_view', { collection_handle: 'x' });
     expect(e).toMatchObject({ marketing_source: 'news', marketing_campaign: 'june', marketing_medium: null });
   });

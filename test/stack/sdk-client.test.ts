@@ -164,20 +164,22 @@ describe('storefront SDK client', () => {
     const collection = d.demo.collections[0];
     const plain = await createClient({ token: d.token, baseUrl: base }).browse(collection.handle, {
       pagination: { limit: 24 },
-      attributes: ['id', 'handle'],
+      attributes: ['id', 'handle', 'available'],
     });
-    const last = plain.data?.results.at(-1);
+    // two of the page's last products (available: an unavailable one is not pinned)
+    const [before, last] = plain.data?.results.filter((p) => p.available).slice(-2) ?? [];
     expect(last).toBeDefined();
+    // the spec's form: handles joined by underscores, pinned in that order
     const tracker = createTracker({
       token: d.token,
       baseUrl: base,
-      landingUrl: `https://shop.example/collections/${collection.handle}?utm_products=${last?.handle}`,
+      landingUrl: `https://shop.example/collections/${collection.handle}?utm_products=${last?.handle}_${before?.handle}`,
     });
     const r = await createClient({ token: d.token, baseUrl: base, tracker }).browse(collection.handle, {
       pagination: { limit: 24 },
       attributes: ['id', 'handle'],
     });
-    expect(r.data?.results[0].id).toBe(last?.id);
+    expect(r.data?.results.slice(0, 2).map((p) => p.id)).toEqual([last?.id, before?.id]);
   });
 
   it('keeps events through a network failure and stores a retried batch once', async () => {
