@@ -1,24 +1,33 @@
 // The storefront SDK (services/sdk) against the running stack: every endpoint through its typed method,
 // errors as { data: null, error } with the API's code and field paths, X-SDK-Client recorded with each
-// request, prepare → execute, the tracker's identity/context sent with requests and the attribution
+// request, prepare → execute (polling a not-ready search on 425 Retry-After, and giving up on it after
+// maxPrepareWaitMs), the tracker's identity/context sent with requests and the attribution
 // token carried by the events that follow, and a retry after a network failure stored once.
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_BLOCKS, DEMO_MERCH_COLLECTION } from '../../services/demo/generator/model.ts';
 import { createClient, createTracker, SDK_NAME, SDK_VERSION } from '../../services/sdk/index.ts';
+import { type PreparedRecord, SearchState } from '../../services/storefront/search/prepared.ts';
 import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
 import { sql, stack } from '../helpers/stack.ts';
 
 let d: DemoStack;
 let base: string;
 let titles: string[];
+let redis: Redis;
+/** the storefront's prepared-search records, in the stack's Redis */
+let searchState: SearchState;
 const SLOW = { timeout: 30_000, interval: 250 };
 
 beforeAll(async () => {
   d = await demoStack({ name: 'sdk client', products: 120, sessions: 50 });
   base = stack().httpUrl;
   titles = [...d.demo.products()].slice(0, 2).map((p) => String(p.title));
+  redis = new Redis(stack().redisUrl);
+  searchState = new SearchState(redis);
 });
 afterAll(async () => {
+  redis?.disconnect();
   await d?.close();
 });
 
@@ -103,28 +112,93 @@ describe('storefront SDK client', () => {
     expect(down.status).toBe(0);
   });
 
-  it('prepares a search and executes it with the search_id, waiting out 425 Retry-After', async () => {
-    const statuses: number[] = [];
+  /** a client whose fetch is the real one, recording each execute: status, Retry-After, the search_id sent */
+  function recordingClient(extra: { maxPrepareWaitMs?: number; onStatus?: (status: number) => Promise<void> } = {}) {
+    const calls: { status: number; retryAfter: string | null; searchId: string | null; at: number }[] = [];
     const client = createClient({
       token: d.token,
       baseUrl: base,
-      // the real fetch, recording what the API answered
+      maxPrepareWaitMs: extra.maxPrepareWaitMs,
       fetch: async (input, init) => {
         const res = await fetch(input, init);
-        if (String(input).includes('/execute')) statuses.push(res.status);
+        if (String(input).includes('/execute')) {
+          const body = JSON.parse(String(init?.body)) as { search_id?: string };
+          calls.push({
+            status: res.status,
+            retryAfter: res.headers.get('retry-after'),
+            searchId: body.search_id ?? null,
+            at: performance.now(),
+          });
+          await extra.onStatus?.(res.status);
+        }
         return res;
       },
     });
-    const query = `${titles[1].split(' ').slice(-1)[0]} under 80`;
+    return { client, calls };
+  }
+
+  /** prepare's work done, then its record put back to `pending` (as the moment after the 202): not ready */
+  async function preparedNotReady(client: ReturnType<typeof createClient>, query: string) {
     const prep = await client.prepareSearch(query);
     expect(prep.status).toBe(202);
+    const id = prep.data?.search_id as string;
+    await expect.poll(async () => (await searchState.get(d.storeId, id))?.state, SLOW).toBe('ready');
+    const ready = (await searchState.get(d.storeId, id)) as Extract<PreparedRecord, { state: 'ready' }>;
+    await searchState.start(d.storeId, id, query);
+    expect((await searchState.get(d.storeId, id))?.state).toBe('pending');
+    return { id, ready };
+  }
+
+  it('polls a prepared search the API answers 425 Retry-After for, and executes with the search_id once ready', async () => {
+    let prepared: { id: string; ready: Extract<PreparedRecord, { state: 'ready' }> } | undefined;
+    const { client, calls } = recordingClient({
+      // the understanding becomes ready right after the first 425 (the real server answers every call)
+      onStatus: async (status) => {
+        if (status === 425 && prepared)
+          await searchState.complete(d.storeId, prepared.id, prepared.ready.plan, prepared.ready.startedAt);
+      },
+    });
+    const query = `${titles[1].split(' ').slice(-1)[0]} under 80`;
+    prepared = await preparedNotReady(client, query);
     const r = await client.search(query, { pagination: { limit: 5 } });
     expect(r.status).toBe(200);
-    expect(statuses.at(-1)).toBe(200);
-    // every answer before the last was a 425 (not ready yet)
-    expect(statuses.slice(0, -1).every((s) => s === 425)).toBe(true);
-    const steps = r.data?._workflow.map((s) => s.type) ?? [];
-    expect(steps).toContain('intent-modifiers');
+    expect(calls.map((c) => [c.status, c.retryAfter, c.searchId])).toEqual([
+      [425, '1', prepared.id],
+      [200, null, prepared.id],
+    ]);
+    // the retry came after the Retry-After second (a lower bound: the SDK slept before asking again)
+    expect(calls[1].at - calls[0].at, 'retry sent before Retry-After elapsed').toBeGreaterThanOrEqual(950);
+    // the prepared understanding was used (intent modifiers of "under 80"), and the request event names the id
+    expect(r.data?._workflow.map((s) => s.type)).toContain('intent-modifiers');
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{ search_id: string | null }>(
+              'SELECT search_id FROM requests_raw WHERE store_id = {s:String} AND request_id = {r:String}',
+              { s: d.storeId, r: r.requestId as string },
+            )
+          )[0]?.search_id,
+        SLOW,
+      )
+      .toBe(prepared.id);
+  });
+
+  it('gives up on a prepared search still not ready after maxPrepareWaitMs and executes without the search_id', async () => {
+    const { client, calls } = recordingClient({ maxPrepareWaitMs: 1_500 });
+    const query = titles[0].split(' ').slice(-1)[0];
+    const { id } = await preparedNotReady(client, query);
+    const r = await client.search(query, { pagination: { limit: 5 } });
+    expect(r.status).toBe(200);
+    expect(r.data?.totalResults).toBeGreaterThan(0);
+    // 425s with the id while waiting (one or two: 1 s each within the 1.5 s), then one call without it
+    const waits = calls.slice(0, -1);
+    expect(waits.length).toBeGreaterThanOrEqual(1);
+    expect(waits.length).toBeLessThanOrEqual(2);
+    expect(waits.every((c) => c.status === 425 && c.retryAfter === '1' && c.searchId === id)).toBe(true);
+    expect(calls.at(-1)).toMatchObject({ status: 200, searchId: null });
+    // it was the deadline, not readiness: the record is still pending
+    expect((await searchState.get(d.storeId, id))?.state).toBe('pending');
   });
 
   it('sends the tracker identity and context, and the attribution token rides on the next events', async () => {
