@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext, AppModule } from '../app/context.ts';
+import { DEMO_FREE_SHIPPING_BLOCK } from '../demo/generator/config.ts';
 import { readDemoState } from '../demo/generator/load.ts';
 import { DEMO_BLOCKS, DEMO_MERCH_COLLECTION } from '../demo/generator/model.ts';
 import { sdkBundle } from '../sdk/bundle.ts';
@@ -79,7 +80,7 @@ export async function shopPlugin(app: FastifyInstance, opts: ShopOptions) {
       ? {
           token,
           baseUrl: '',
-          blocks: DEMO_BLOCKS,
+          blocks: { ...DEMO_BLOCKS, freeShippingPicks: DEMO_FREE_SHIPPING_BLOCK },
           collections: SHOP_COLLECTIONS,
           freeShippingThreshold: FREE_SHIPPING_THRESHOLD,
         }

@@ -9,9 +9,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DEMO_FREE_SHIPPING_BLOCK } from '../../services/demo/generator/config.ts';
 import { generateDemoStore } from '../../services/demo/generator/generator.ts';
 import { DEMO_STATE_FILE } from '../../services/demo/generator/load.ts';
 import { DEMO_BLOCKS } from '../../services/demo/generator/model.ts';
+import { FREE_SHIPPING_THRESHOLD } from '../../services/shop/module.ts';
 import { createClient } from '../../services/sdk/index.ts';
 import { type DemoImageServer, serveDemoImages } from '../helpers/demo-images.ts';
 import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
@@ -185,6 +187,63 @@ describe('demo shop in a browser', () => {
     await page.goto(`${base}/shop/content?q=shipping`);
     await ready(page);
     await shot(page, 'content');
+  });
+
+  it('the cart shows the free-shipping picks block: products whose price closes the gap, not the cart’s', async () => {
+    const client = createClient({ token: d.token, baseUrl: base });
+    // a product well under the threshold, priced as the product page prices it (its first available variant)
+    const listed = await client.browse('accessories', { attributes: ['id', 'variants'], pagination: { limit: 100 } });
+    const priceOf = (p: { variants?: { price?: string; available?: boolean }[] }) =>
+      Number((p.variants?.find((v) => v.available) ?? p.variants?.[0])?.price);
+    const cheap = listed.data?.results.find((p) => priceOf(p) >= 5 && priceOf(p) <= FREE_SHIPPING_THRESHOLD - 20);
+    expect(cheap, 'an accessory under the free-shipping threshold').toBeDefined();
+    const id = cheap?.id as number;
+    const gap = FREE_SHIPPING_THRESHOLD - priceOf(cheap ?? {});
+
+    const { page } = await newPage();
+    await page.goto(`${base}/shop/products/${id}`);
+    await ready(page);
+    await page.locator('#add-to-cart').click();
+    await page.goto(`${base}/shop/cart`);
+    await ready(page);
+    expect(Number(await page.locator('p.total').getAttribute('data-gap'))).toBeCloseTo(gap, 2);
+    const section = page.locator(`section[data-block-id="${DEMO_FREE_SHIPPING_BLOCK}"]`);
+    expect(await section.locator('h2').textContent()).toBe('Add one for free shipping');
+    const shown = (await section.locator('a.product').evaluateAll((els) => els.map((e) => e.dataset.productId))).map(
+      Number,
+    );
+    await shot(page, 'cart-free-shipping');
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown).not.toContain(id);
+
+    // what the page drew, from the records it kept of the block's products (their variants): each has an
+    // available variant priced at or above the gap, the smallest overshoot first
+    type Variant = { price?: string; available?: boolean };
+    const records = (await page.evaluate(
+      `${JSON.stringify(shown)}.map((id) => JSON.parse(sessionStorage.getItem('shop:p:' + id)))`,
+    )) as { id: number; variants?: Variant[] }[];
+    const overshootOf = (p: { id: number; variants?: Variant[] }) => {
+      const prices = (p.variants ?? [])
+        .filter((v) => v.available && Number(v.price) >= gap)
+        .map((v) => Number(v.price));
+      expect(prices.length, `product ${p.id} has an available variant closing the gap`).toBeGreaterThan(0);
+      return Math.round((Math.min(...prices) - gap) * 100) / 100;
+    };
+    const overshoot = records.map(overshootOf);
+    expect(overshoot).toEqual([...overshoot].sort((a, b) => a - b));
+    // and they are the block's best picks: the same overshoots as the block asked from Node with that cart
+    // (ties of equal overshoot are ordered by popularity, which may move between the two calls)
+    const picks = await client.block(DEMO_FREE_SHIPPING_BLOCK, {
+      attributes: ['id', 'variants'],
+      pagination: { limit: 8 },
+      context: {
+        productsInCart: [{ productId: id, price: priceOf(cheap ?? {}), quantity: 1 }],
+        freeShippingThreshold: FREE_SHIPPING_THRESHOLD,
+      },
+    });
+    expect((picks.data?.results ?? []).map((p) => overshootOf(p as { id: number; variants?: Variant[] }))).toEqual(
+      overshoot,
+    );
   });
 
   it('sessions that view A then B through the pages put B into A’s also-viewed block', async () => {

@@ -1,5 +1,6 @@
-// The demo store's configuration: sort orders (plain, weighted and boosted), blocks, redirects, synonyms,
-// a merchandising rule with pins, a boost and banners, and a variant breakout by colour.
+// The demo store's configuration: sort orders (plain, weighted and boosted), blocks (the cart's free-shipping
+// picks among them), redirects, synonyms, a merchandising rule with pins, a boost and banners, and a variant
+// breakout by colour.
 import type { ConfigInput } from '../../../schemas/config.ts';
 import type { DemoBase } from './base.ts';
 import {
@@ -11,6 +12,10 @@ import {
   DEMO_MERCH_RULE_ID,
 } from './model.ts';
 import { PRODUCT_TYPES, SYNONYMS } from './vocab.ts';
+
+/** the cart's free-shipping picks (free_shipping_picks, anchor `cart`): products that close the gap to
+ * `context.freeShippingThreshold`, the smallest overshoot first (the demo shop's cart page shows it) */
+export const DEMO_FREE_SHIPPING_BLOCK = '01JDDEM0000000000000000B06';
 
 export function demoConfig(base: DemoBase, collections: DemoStore['collections']): DemoStore['config'] {
   const merch = collections.find((c) => c.handle === DEMO_MERCH_COLLECTION);
@@ -113,6 +118,14 @@ export function demoConfig(base: DemoBase, collections: DemoStore['collections']
         safeguards: { min_products: 1, max_products: 4, hide_out_of_stock: true, personalization_strength: 0 },
         fallback: [{ block_id: DEMO_BLOCKS.bestSellers, mode: 'fill' }],
         priority: 20,
+      },
+      {
+        id: DEMO_FREE_SHIPPING_BLOCK,
+        title: 'Add one for free shipping',
+        anchor_type: 'cart',
+        strategy_key: 'free_shipping_picks',
+        safeguards: { min_products: 1, max_products: 8, hide_out_of_stock: true, personalization_strength: 0 },
+        priority: 10,
       },
     ],
     redirect_term: [

@@ -336,18 +336,16 @@ async function cartPage(client, tracker) {
   const items = cart.items();
   const total = items.reduce((s, i) => s + i.price * i.quantity, 0);
   const gap = Math.max(0, cfg.freeShippingThreshold - total);
-  let picks = '';
-  if (items.length && gap > 0) {
-    // free-shipping picks: best sellers whose price closes the gap (the demo store has no free_shipping_picks block)
-    picks = await blockSection(client, 'Add one for free shipping', cfg.blocks.bestSellers, {
-      filter_group: { conditional: 'AND', expressions: [{ property: 'price', operator: 'gte', values: [gap] }] },
-      excludeProductIds: items.map((i) => i.productId),
-    });
-  }
+  // the demo's free_shipping_picks block (cart anchor): the API reads the cart and the threshold from the
+  // client's context (productsInCart, freeShippingThreshold) and answers products that close the gap
+  const picks =
+    items.length && gap > 0
+      ? await blockSection(client, 'Add one for free shipping', cfg.blocks.freeShippingPicks)
+      : '';
   main.innerHTML = `<h1>Cart</h1>${
     items.length
       ? `<ul class="cart">${items.map((i) => `<li data-product-id="${i.productId}">${h(i.title)} × ${i.quantity} <span>$${(i.price * i.quantity).toFixed(2)}</span></li>`).join('')}</ul>
-      <p class="total">Total $${total.toFixed(2)} · ${gap > 0 ? `$${gap.toFixed(2)} more for free shipping` : 'Free shipping'}</p>`
+      <p class="total" data-gap="${gap.toFixed(2)}">Total $${total.toFixed(2)} · ${gap > 0 ? `$${gap.toFixed(2)} more for free shipping` : 'Free shipping'}</p>`
       : '<p>Your cart is empty.</p>'
   }${picks}`;
   trackClicks(main, tracker);
