@@ -16,6 +16,13 @@ type Json = Record<string, unknown>;
 export const STOREFRONT_API_PATH = '/api/storefront/v1';
 /** the authenticated store-data MCP server the card points to (OAuth, scope mcp:use) */
 export const STORE_MCP_PATH = '/mcp/v1';
+/** RFC 9728 §3.1: the protected-resource metadata of `<origin>/mcp/v1` */
+export const STORE_MCP_RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${STORE_MCP_PATH}`;
+/** RFC 8414 §3: the metadata of the authorization server whose issuer is the site's origin */
+export const AUTHORIZATION_SERVER_METADATA_PATH = '/.well-known/oauth-authorization-server';
+export const OAUTH_AUTHORIZE_PATH = '/oauth/authorize';
+export const OAUTH_TOKEN_PATH = '/oauth/token';
+export const STORE_MCP_SCOPE = 'mcp:use';
 
 export interface Served {
   body: Buffer;
@@ -64,6 +71,10 @@ export interface DiscoveryDocs {
   apiCatalog: Served;
   skillsIndex: Served;
   serverCard: Served;
+  /** RFC 9728 metadata of the authenticated store-data MCP server */
+  storeMcpResource: Served;
+  /** RFC 8414 metadata of the authorization server that would issue its tokens */
+  authorizationServer: Served;
 }
 
 /** the site's copy of the storefront API document: same operations, absolute server URL */
@@ -178,25 +189,43 @@ export function buildDiscovery(origin: string, storefrontDoc: Json, skills: Skil
     ),
     skillsIndex: served(JSON.stringify(skillsIndex), 'application/json; charset=utf-8'),
     serverCard: served(JSON.stringify(serverCard(origin)), 'application/json; charset=utf-8'),
+    storeMcpResource: served(JSON.stringify(protectedResourceMetadata(origin)), 'application/json; charset=utf-8'),
+    authorizationServer: served(JSON.stringify(authorizationServerMetadata(origin)), 'application/json; charset=utf-8'),
   };
 }
 
 /**
- * The MCP server card (SEP-1649 shape: `$schema`, `version`, `protocolVersion`, `serverInfo`, `transport`,
- * `capabilities`, `authentication`, `tools`; plus SEP-2127's `name`/`remotes` with the supported protocol
- * versions), and the authenticated store-data server with the OAuth metadata needed to connect to it.
+ * The card's `name`: reverse-DNS of the host the client addressed, a slash, the server (SEP-2127:
+ * `namespace/name`). An IP literal is kept as it is (`127.0.0.1/storefront-discovery-site`).
+ */
+export function cardName(origin: string): string {
+  const host = new URL(origin).hostname.replace(/^\[|\]$/g, '');
+  const ip = /^[\d.]+$/.test(host) || host.includes(':');
+  const namespace = ip ? host.replaceAll(':', '-') : host.split('.').reverse().join('.');
+  return `${namespace}/${SITE_MCP_NAME}`;
+}
+
+/**
+ * The MCP server card. SEP-2127's identity and connection fields (`$schema`, `name` in reverse-DNS,
+ * `version` = the server's version, `description` ≤ 100 characters, `title`, `websiteUrl`, `remotes[]`
+ * with the supported protocol versions), SEP-1649's (`protocolVersion`, `serverInfo`, `transport`,
+ * `capabilities`, `authentication`, `tools`), and the authenticated store-data server with the OAuth
+ * metadata needed to connect to it (`relatedServers`). Every URL of the origin in it resolves: the
+ * store-data endpoint answers the 401 of an OAuth-protected MCP server, and both metadata documents are
+ * served (`protectedResourceMetadata`, `authorizationServerMetadata`).
  */
 export function serverCard(origin: string): Json {
   const endpoint = `${origin}/.well-known/mcp`;
   return {
-    $schema: 'https://static.modelcontextprotocol.io/schemas/mcp-server-card/v1.json',
-    version: '1.0',
-    name: SITE_MCP_NAME,
+    $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+    name: cardName(origin),
+    version: SITE_MCP_VERSION,
+    title: 'Storefront Discovery site',
+    description: 'Read-only MCP server over the public site: articles, integrations, the searches-served counter.',
+    websiteUrl: `${origin}/`,
     protocolVersion: LATEST_PROTOCOL_VERSION,
     supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
     serverInfo: { name: SITE_MCP_NAME, title: 'Storefront Discovery site', version: SITE_MCP_VERSION },
-    description:
-      'Read-only MCP server over the public site: articles, integrations and the searches-served counter. No authentication. Store data is on the authenticated server below.',
     documentationUrl: `${origin}/llms.txt`,
     transport: { type: 'streamable-http', endpoint },
     remotes: [{ type: 'streamable-http', url: endpoint, supportedProtocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS] }],
@@ -206,17 +235,51 @@ export function serverCard(origin: string): Json {
     relatedServers: [
       {
         name: 'storefront-discovery-store-data',
-        description: "A store's data (catalog search, collections, configuration): OAuth 2.1, scope mcp:use.",
+        description: `A store's data (catalog search, collections, configuration): OAuth 2.1, scope ${STORE_MCP_SCOPE}.`,
         transport: { type: 'streamable-http', endpoint: `${origin}${STORE_MCP_PATH}` },
+        remotes: [{ type: 'streamable-http', url: `${origin}${STORE_MCP_PATH}` }],
         authentication: {
           required: true,
           schemes: ['oauth2'],
-          scopes: ['mcp:use'],
-          protectedResourceMetadata: `${origin}/.well-known/oauth-protected-resource${STORE_MCP_PATH}`,
+          scopes: [STORE_MCP_SCOPE],
+          protectedResourceMetadata: `${origin}${STORE_MCP_RESOURCE_METADATA_PATH}`,
           authorizationServers: [origin],
-          authorizationServerMetadata: `${origin}/.well-known/oauth-authorization-server`,
+          authorizationServerMetadata: `${origin}${AUTHORIZATION_SERVER_METADATA_PATH}`,
         },
       },
     ],
+  };
+}
+
+/** RFC 9728 protected-resource metadata of the store-data MCP server (`resource` = its URL) */
+export function protectedResourceMetadata(origin: string): Json {
+  return {
+    resource: `${origin}${STORE_MCP_PATH}`,
+    authorization_servers: [origin],
+    scopes_supported: [STORE_MCP_SCOPE],
+    bearer_methods_supported: ['header'],
+    resource_name: 'Storefront Discovery store data (MCP)',
+    resource_documentation: `${origin}/llms.txt`,
+  };
+}
+
+/**
+ * RFC 8414 metadata of the authorization server (issuer: the site's origin), as the MCP authorization
+ * spec has clients use it: authorization code with PKCE (S256), public clients. How tokens are issued is
+ * open in the spec and not built: there is no registration endpoint and no client is registered, so the
+ * authorization endpoint refuses every client and the token endpoint answers `invalid_client`.
+ */
+export function authorizationServerMetadata(origin: string): Json {
+  return {
+    issuer: origin,
+    authorization_endpoint: `${origin}${OAUTH_AUTHORIZE_PATH}`,
+    token_endpoint: `${origin}${OAUTH_TOKEN_PATH}`,
+    scopes_supported: [STORE_MCP_SCOPE],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: ['none'],
+    service_documentation: `${origin}/llms.txt`,
   };
 }

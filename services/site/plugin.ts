@@ -21,7 +21,19 @@ import type { Logger } from '../common/logger.ts';
 import { counter } from '../common/metrics.ts';
 import { ARTICLES, articleBySlug } from './content.ts';
 import type { SearchesServedCounter } from './counter.ts';
-import { buildDiscovery, type DiscoveryDocs, loadSkills, type Served, siteOpenApi } from './discovery.ts';
+import {
+  AUTHORIZATION_SERVER_METADATA_PATH,
+  buildDiscovery,
+  type DiscoveryDocs,
+  loadSkills,
+  OAUTH_AUTHORIZE_PATH,
+  OAUTH_TOKEN_PATH,
+  STORE_MCP_PATH,
+  STORE_MCP_RESOURCE_METADATA_PATH,
+  STORE_MCP_SCOPE,
+  type Served,
+  siteOpenApi,
+} from './discovery.ts';
 import { handleMcp } from './mcp.ts';
 import { dashboardData, type OpsSampler } from './ops.ts';
 import * as pages from './pages.ts';
@@ -198,6 +210,76 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
     });
   });
   onlyMethods('/.well-known/mcp', ['GET', 'POST']);
+
+  // ------------------------------------------------------------------ the authenticated store-data MCP server
+  // What the card says about it resolves: its OAuth metadata (RFC 9728, RFC 8414) is served, and its
+  // endpoint answers as an OAuth-protected MCP server does before authorization (401 + WWW-Authenticate
+  // naming the metadata, MCP authorization spec). No token is issued yet (no client is registered), so
+  // every request to it stays a 401. Each answers before the body is read.
+  serve(STORE_MCP_RESOURCE_METADATA_PATH, (d) => d.storeMcpResource);
+  serve(AUTHORIZATION_SERVER_METADATA_PATH, (d) => d.authorizationServer);
+  app.route({
+    method: ['GET', 'POST', 'DELETE'],
+    url: STORE_MCP_PATH,
+    onRequest: (req, reply, done) => {
+      const bearer = /^bearer\s/i.test(req.headers.authorization ?? '');
+      const challenge = [
+        `Bearer resource_metadata="${originOf(req)}${STORE_MCP_RESOURCE_METADATA_PATH}"`,
+        `scope="${STORE_MCP_SCOPE}"`,
+        ...(bearer ? ['error="invalid_token"', 'error_description="The access token is not valid."'] : []),
+      ].join(', ');
+      sendProblem(
+        req,
+        reply,
+        new SiteError(
+          401,
+          bearer ? 'invalid_token' : 'authorization_required',
+          bearer ? 'The access token is not valid.' : 'The store-data MCP server needs an OAuth access token.',
+          `Follow the resource_metadata of WWW-Authenticate to the authorization server (scope ${STORE_MCP_SCOPE}).`,
+          { headers: { 'www-authenticate': challenge } },
+        ),
+      );
+      done();
+    },
+    handler: () => {},
+  });
+  onlyMethods(STORE_MCP_PATH, ['GET', 'POST', 'DELETE']);
+  // RFC 6749 §4.1.2.1: an unknown client is told so, never redirected
+  app.get(OAUTH_AUTHORIZE_PATH, (req, reply) =>
+    sendProblem(
+      req,
+      reply.header('cache-control', 'no-store'),
+      new SiteError(
+        400,
+        'unknown_client',
+        'No OAuth client is registered with this authorization server yet.',
+        'The store-data MCP server cannot be authorized yet; use the site MCP server (/.well-known/mcp).',
+        { field: 'client_id' },
+      ),
+    ),
+  );
+  onlyMethods(OAUTH_AUTHORIZE_PATH, ['GET']);
+  // RFC 6749 §5.2: the token endpoint's errors are its own JSON shape
+  app.route({
+    method: 'POST',
+    url: OAUTH_TOKEN_PATH,
+    onRequest: (_req, reply, done) => {
+      reply
+        .code(401)
+        .header('cache-control', 'no-store')
+        .header('www-authenticate', 'Basic realm="oauth"')
+        .type('application/json; charset=utf-8')
+        .send(
+          JSON.stringify({
+            error: 'invalid_client',
+            error_description: 'No OAuth client is registered with this authorization server yet.',
+          }),
+        );
+      done();
+    },
+    handler: () => {},
+  });
+  onlyMethods(OAUTH_TOKEN_PATH, ['POST']);
 
   // ------------------------------------------------------------------ the counter
   app.get('/api/searches-served', (_req, reply) => {

@@ -8,6 +8,7 @@ export const PROBLEM_TYPE_BASE = '/problems/';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
+  401: 'Unauthorized',
   404: 'Not Found',
   405: 'Method Not Allowed',
   413: 'Content Too Large',

@@ -3,10 +3,12 @@
 // RFC 9727 API catalog, the Agent Skills index (digests of the served bytes), the MCP server card, and the
 // read-only MCP server driven by the official SDK's client (plus the spec's raw 202 / 400 / 405 answers).
 import { createHash } from 'node:crypto';
+import { discoverOAuthServerInfo, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { ARTICLES } from '../../services/site/content.ts';
@@ -100,16 +102,43 @@ describe('llms.txt, sitemap, API catalog, agent skills', () => {
     expect(text).toContain('POST /api/storefront/v1/search/{searchQuery}/execute');
   });
 
-  it('sitemap.xml is a urlset of the landing page, the pages and every article, each URL reachable', async () => {
+  it('sitemap.xml is well-formed XML: a sitemaps.org urlset of absolute URLs (landing page, pages, every article), each reachable', async () => {
     const r = await fetch(`${base}/sitemap.xml`);
+    expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^application\/xml/);
     const xml = await r.text();
-    expect(xml).toMatch(
-      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<urlset xmlns="http:\/\/www.sitemaps.org\/schemas\/sitemap\/0.9">/,
-    );
-    const locs = [...xml.matchAll(/<loc>([^<]+)<\/loc>/g)].map((m) => m[1]);
+    expect(XMLValidator.validate(xml)).toBe(true);
+    const doc = new XMLParser({
+      ignoreAttributes: false,
+      parseTagValue: false,
+      isArray: (name) => name === 'url',
+    }).parse(xml);
+    expect(doc['?xml']).toMatchObject({ '@_version': '1.0', '@_encoding': 'UTF-8' });
+    expect(Object.keys(doc).filter((k) => k !== '?xml')).toEqual(['urlset']);
+    const { urlset } = doc;
+    expect(urlset['@_xmlns']).toBe('http://www.sitemaps.org/schemas/sitemap/0.9');
+    expect(Object.keys(urlset).filter((k) => !k.startsWith('@_'))).toEqual(['url']);
+    const urls: { loc: string; lastmod?: string }[] = urlset.url;
+    expect(urls.length).toBeGreaterThan(0);
+    expect(urls.length).toBeLessThanOrEqual(50_000);
+    for (const u of urls) {
+      // only the protocol's child elements; loc absolute, on this site, at most 2048 characters
+      for (const k of Object.keys(u)) expect(['loc', 'lastmod', 'changefreq', 'priority']).toContain(k);
+      expect(typeof u.loc).toBe('string');
+      expect(u.loc.length).toBeLessThanOrEqual(2048);
+      const url = new URL(u.loc);
+      expect(url.href, u.loc).toBe(u.loc);
+      expect(url.origin).toBe(base);
+      if (u.lastmod !== undefined) {
+        // W3C Datetime (a date, or a date and time with a zone)
+        expect(u.lastmod).toMatch(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/);
+        expect(Number.isNaN(Date.parse(u.lastmod)), u.lastmod).toBe(false);
+      }
+    }
+    const locs = urls.map((u) => u.loc);
+    expect(new Set(locs).size).toBe(locs.length);
     expect(locs).toContain(`${base}/`);
-    for (const a of ARTICLES) expect(locs).toContain(`${base}/articles/${a.slug}`);
+    for (const a of ARTICLES) expect(urls).toContainEqual({ loc: `${base}/articles/${a.slug}`, lastmod: a.published });
     for (const loc of locs) expect((await fetch(loc)).status, loc).toBe(200);
   });
 
@@ -159,24 +188,138 @@ describe('llms.txt, sitemap, API catalog, agent skills', () => {
   });
 });
 
+describe('methods', () => {
+  it('the discovery documents answer GET and HEAD only: other methods are 405 with Allow and a problem body', async () => {
+    const index = await json(await fetch(`${base}/.well-known/agent-skills/index.json`));
+    const paths = [
+      '/llms.txt',
+      '/sitemap.xml',
+      '/.well-known/api-catalog',
+      '/.well-known/agent-skills/index.json',
+      index.skills[0].url,
+      '/.well-known/oauth-protected-resource/mcp/v1',
+      '/.well-known/oauth-authorization-server',
+    ];
+    for (const path of paths) {
+      expect((await fetch(`${base}${path}`, { method: 'HEAD' })).status, `HEAD ${path}`).toBe(200);
+      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+        const r = await fetch(`${base}${path}`, { method });
+        expect(r.status, `${method} ${path}`).toBe(405);
+        expect(r.headers.get('allow'), `${method} ${path}`).toBe('GET, HEAD');
+        expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(await json(r)).toMatchObject({
+          status: 405,
+          instance: path,
+          error: { code: 'method_not_allowed', hint: expect.any(String) },
+        });
+      }
+    }
+  });
+});
+
 describe('MCP', () => {
-  it('the server card names the transport, endpoint, versions, capabilities, tools and the OAuth server', async () => {
+  it('the server card names the server, transport, endpoint, versions, capabilities, tools and the OAuth server', async () => {
     const r = await fetch(`${base}/.well-known/mcp`);
     expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
     const card = await json(r);
+    const host = new URL(base).hostname;
     expect(card).toMatchObject({
-      version: '1.0',
+      $schema: 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+      // SEP-2127: reverse-DNS namespace (here the addressed host), one slash, the server
+      name: `${/^[\d.]+$/.test(host) ? host : host.split('.').reverse().join('.')}/storefront-discovery-site`,
+      version: '1.0.0',
+      title: 'Storefront Discovery site',
+      description: expect.stringMatching(/^Read-only MCP server over the public site/),
+      websiteUrl: `${base}/`,
       protocolVersion: LATEST_PROTOCOL_VERSION,
       serverInfo: { name: 'storefront-discovery-site', version: '1.0.0' },
       transport: { type: 'streamable-http', endpoint: `${base}/.well-known/mcp` },
+      remotes: [{ type: 'streamable-http', url: `${base}/.well-known/mcp` }],
       capabilities: { tools: { listChanged: false } },
       authentication: { required: false },
     });
+    expect(card.name).toMatch(/^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/);
+    expect(card.description.length).toBeLessThanOrEqual(100);
     expect(card.supportedProtocolVersions).toContain(LATEST_PROTOCOL_VERSION);
+    expect(card.remotes[0].supportedProtocolVersions).toEqual(card.supportedProtocolVersions);
     expect(card.tools.map((t: { name: string }) => t.name)).toContain('get_article');
     const store = card.relatedServers[0];
-    expect(store.authentication).toMatchObject({ required: true, schemes: ['oauth2'], scopes: ['mcp:use'] });
-    expect(store.authentication.protectedResourceMetadata).toMatch(/^http.*\/\.well-known\/oauth-protected-resource/);
+    expect(store.transport).toEqual({ type: 'streamable-http', endpoint: `${base}/mcp/v1` });
+    expect(store.authentication).toEqual({
+      required: true,
+      schemes: ['oauth2'],
+      scopes: ['mcp:use'],
+      protectedResourceMetadata: `${base}/.well-known/oauth-protected-resource/mcp/v1`,
+      authorizationServers: [base],
+      authorizationServerMetadata: `${base}/.well-known/oauth-authorization-server`,
+    });
+  });
+
+  it('every URL in the card resolves (only $schema is external), and the store-data server’s OAuth discovery works with the SDK', async () => {
+    const card = await json(await fetch(`${base}/.well-known/mcp`));
+    const urls = new Map<string, string>();
+    const walk = (v: unknown, at: string): void => {
+      if (typeof v === 'string' && /^https?:\/\//.test(v)) urls.set(at, v);
+      else if (Array.isArray(v)) for (const [i, x] of v.entries()) walk(x, `${at}[${i}]`);
+      else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, at ? `${at}.${k}` : k);
+    };
+    walk(card, '');
+    const external = new Map([['$schema', card.$schema]]);
+    const storeEndpoint = `${base}/mcp/v1`;
+    expect(urls.size).toBeGreaterThanOrEqual(8);
+    for (const [at, url] of urls) {
+      if (external.get(at) === url) continue;
+      expect(new URL(url).origin, at).toBe(base);
+      const r = await fetch(url);
+      // the store-data endpoint is OAuth-protected: before authorization it is a 401, never a 404
+      expect(r.status, `${at}: ${url}`).toBe(url === storeEndpoint ? 401 : 200);
+      await r.body?.cancel();
+    }
+
+    // the discovery an MCP client makes (MCP authorization spec): 401 + WWW-Authenticate → RFC 9728 → RFC 8414
+    const denied = await fetch(storeEndpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
+    });
+    expect(denied.status).toBe(401);
+    expect(await json(denied)).toMatchObject({ status: 401, error: { code: 'authorization_required' } });
+    const challenge = extractWWWAuthenticateParams(denied);
+    expect(challenge.resourceMetadataUrl?.href).toBe(card.relatedServers[0].authentication.protectedResourceMetadata);
+    expect(challenge.scope).toBe('mcp:use');
+    const withToken = await fetch(storeEndpoint, { headers: { authorization: 'Bearer not-a-token' } });
+    expect(withToken.status).toBe(401);
+    expect(extractWWWAuthenticateParams(withToken).error).toBe('invalid_token');
+
+    const info = await discoverOAuthServerInfo(storeEndpoint, { resourceMetadataUrl: challenge.resourceMetadataUrl });
+    expect(info.resourceMetadata).toMatchObject({
+      resource: storeEndpoint,
+      authorization_servers: [base],
+      scopes_supported: ['mcp:use'],
+      bearer_methods_supported: ['header'],
+    });
+    expect(info.authorizationServerUrl).toBe(base);
+    const as = info.authorizationServerMetadata as Record<string, unknown>;
+    expect(as).toMatchObject({
+      issuer: base,
+      authorization_endpoint: `${base}/oauth/authorize`,
+      token_endpoint: `${base}/oauth/token`,
+      response_types_supported: ['code'],
+      code_challenge_methods_supported: ['S256'],
+      scopes_supported: ['mcp:use'],
+    });
+    // its endpoints answer (no client is registered yet): RFC 6749 errors, not 404s
+    const authorize = await fetch(`${as.authorization_endpoint}?response_type=code&client_id=unknown`);
+    expect(authorize.status).toBe(400);
+    expect(await json(authorize)).toMatchObject({ error: { code: 'unknown_client', field: 'client_id' } });
+    const token = await fetch(as.token_endpoint as string, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=authorization_code&code=x&client_id=unknown',
+    });
+    expect(token.status).toBe(401);
+    expect(await json(token)).toEqual({ error: 'invalid_client', error_description: expect.any(String) });
   });
 
   it('the SDK client initializes, lists the tools and calls them over public site content', async () => {
