@@ -115,6 +115,9 @@ export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOpti
         void (async () => {
           const input = await inputOf(sf);
           const { deps } = await depsOf(input);
+          // degraded (the learned stage unavailable): a literal plan is not worth keeping for 15 minutes
+          // (it would outlive the outage); execute processes normally, fully once the stage is back
+          if (deps.learned === null) return state.abandon(store, id);
           await state.complete(store, id, planFor(input, query, deps), startedAt);
         })().catch(async (err: Error) => {
           opts.logger.warn({ err: err.message, store }, 'search: prepare failed; execute will process normally');

@@ -223,15 +223,21 @@ describe('search route: degraded mode', () => {
     });
   });
 
-  it('prepares and executes a prepared search in degraded mode with 202 then 200', async () => {
-    const p = await post<{ search_id: string }>(degraded, '/search/linen/prepare');
+  it('keeps no prepared plan made while degraded: execute processes normally, fully once the stage is back', async () => {
+    const p = await post<{ search_id: string }>(degraded, '/search/lnien%20shirt/prepare');
     expect(p.status).toBe(202);
-    const state = new SearchState(redis);
-    await vi.waitFor(async () => expect((await state.get(storeId, p.body.search_id))?.state).toBe('ready'));
-    const r = await execute(degraded, 'linen', { search_id: p.body.search_id });
+    const id = p.body.search_id;
+    // the background work drops the record instead of caching a literal plan for 15 minutes
+    await vi.waitFor(async () => expect(await redis.exists(prepKey(id))).toBe(0));
+    const r = await execute(degraded, 'lnien shirt', { search_id: id }, { 'x-sdk-client': 'storefront-sdk/1.2.0' });
     expect(r.status).toBe(200);
     expect(r.body._meta.degraded).toBe('prefix_only');
-    expect(ids(r.body).sort()).toEqual(idsOf((t) => t.includes('Linen')));
+    // the learned stage back (another instance): the query is understood in full, the misspelling corrected
+    const full = await execute(healthy, 'lnien shirt', { search_id: id });
+    expect(full.status).toBe(200);
+    expect(full.body._meta.degraded).toBeUndefined();
+    expect(workflow(full.body, 'query-interpretation').corrections).toEqual([{ from: 'lnien', to: 'linen' }]);
+    expect(ids(full.body).slice(0, 2).sort()).toEqual(idsOf((t) => t.includes('Linen Shirt')));
   });
 });
 
