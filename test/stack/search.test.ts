@@ -2,6 +2,8 @@
 // misspelled, synonym, multi-word, learned from the stream), intent modifiers, search rules, ranking
 // rules, redirects, request events. Expectations come from the generated demo data and the test's own
 // configuration, never from the engine.
+// Every configuration write is waited for on its own: items are keyed by (store, kind, id), so two writes
+// may land on different partitions, and the app having applied the second says nothing of the first.
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { productIndexOf } from '../../services/demo/generator/model.ts';
@@ -24,6 +26,53 @@ let d: DemoStack;
 const search = (q: string, body: unknown = {}, headers: Record<string, string> = {}) =>
   d.post<Envelope>(`/search/${encodeURIComponent(q)}/execute`, body, headers);
 const workflow = (e: Envelope, type: string) => e._workflow.find((w) => w.type === type)?.payload;
+
+/** a shopper's browser: bot traffic feeds no behavioural signal */
+const BROWSER_UA =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
+/** `sessions` shoppers search `query`, then view and cart `productId` (through POST /beacon) */
+async function shoppersChoose(query: string, productId: string, sessions: number): Promise<void> {
+  const now = Date.now();
+  const events = [];
+  for (let s = 0; s < sessions; s++) {
+    const session = `choose-${ulid()}`;
+    const at = (ms: number) => new Date(now + ms).toISOString();
+    events.push(
+      {
+        event_id: ulid(),
+        event_type: 'search',
+        session_id: session,
+        timestamp: at(0),
+        query,
+        contextual_data: { search_source: 'typed' },
+      },
+      {
+        event_id: ulid(),
+        event_type: 'product_view',
+        session_id: session,
+        timestamp: at(1000),
+        product_id: Number(productId),
+      },
+      {
+        event_id: ulid(),
+        event_type: 'add_to_cart',
+        session_id: session,
+        timestamp: at(2000),
+        product_id: Number(productId),
+      },
+    );
+  }
+  const res = await fetch(`${stack().httpUrl}/beacon`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-storefront-access-token': d.token, 'user-agent': BROWSER_UA },
+    body: JSON.stringify({ events }),
+  });
+  expect(res.status).toBeLessThan(300);
+  expect(await res.json()).toMatchObject({ accepted: events.length, rejected: 0 });
+}
+/** a lowercase word of letters only, new to the store (no stem shared with another such word) */
+const freshWord = () =>
+  `q${Array.from({ length: 9 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')}`;
 
 /** demo products by type and material (from the generator's own description of each product) */
 function productsWhere(pred: (m: ReturnType<DemoStack['demo']['meta']>) => boolean): string[] {
@@ -97,7 +146,9 @@ describe('search: relevance', () => {
 
   it('expands two-way and one-way synonyms from the configuration', async () => {
     const w = testStoreWriter();
-    await w.putConfig(d.storeId, 'synonym', { id: 'zz-two', type: 'two_way', terms: ['quibble', pair.type] });
+    await waitForApp(
+      await w.putConfig(d.storeId, 'synonym', { id: 'zz-two', type: 'two_way', terms: ['quibble', pair.type] }),
+    );
     const one = await w.putConfig(d.storeId, 'synonym', {
       id: 'zz-one',
       type: 'one_way',
@@ -349,23 +400,25 @@ describe('search: rules, ranking rules and redirects', () => {
     const top = plain[0];
     const middle = plain[Math.floor(plain.length / 2)];
     const ruleId = ulid();
-    await w.putConfig(d.storeId, 'search_rule', {
-      id: ruleId,
-      name: 'boost and bury',
-      targeting: { query_match: 'exact', queries: [q] },
-      actions: [
-        {
-          type: 'boost',
-          match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(middle)] }] },
-          factor: 10,
-        },
-        {
-          type: 'bury',
-          match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(top)] }] },
-          factor: 0,
-        },
-      ],
-    });
+    await waitForApp(
+      await w.putConfig(d.storeId, 'search_rule', {
+        id: ruleId,
+        name: 'boost and bury',
+        targeting: { query_match: 'exact', queries: [q] },
+        actions: [
+          {
+            type: 'boost',
+            match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(middle)] }] },
+            factor: 10,
+          },
+          {
+            type: 'bury',
+            match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(top)] }] },
+            factor: 0,
+          },
+        ],
+      }),
+    );
     const redirectRule = ulid();
     const put = await w.putConfig(d.storeId, 'search_rule', {
       id: redirectRule,
@@ -394,15 +447,17 @@ describe('search: rules, ranking rules and redirects', () => {
     const q = `${pair.plural} ${pair.material}`.toLowerCase();
     const plain = (await search(q, { pagination: { limit: 100 } })).body.results.map((x) => String(x.id));
     const target = plain[1];
-    await w.putConfig(d.storeId, 'ranking_rule', {
-      id: ulid(),
-      name: 'promote',
-      queries: [q],
-      type: 'promote',
-      match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(target)] }] },
-      magnitude: 1,
-      status: 'published',
-    });
+    await waitForApp(
+      await w.putConfig(d.storeId, 'ranking_rule', {
+        id: ulid(),
+        name: 'promote',
+        queries: [q],
+        type: 'promote',
+        match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(target)] }] },
+        magnitude: 1,
+        status: 'published',
+      }),
+    );
     const put = await w.putConfig(d.storeId, 'redirect_term', {
       term: 'gift cards',
       url: '/pages/gift-cards',
@@ -418,6 +473,32 @@ describe('search: rules, ranking rules and redirects', () => {
     expect((await search('gift')).body._meta.redirect).toBeUndefined();
   });
 
+  it('redirects on a semantic term sharing no stem with the query once shoppers chose the same products after both', async () => {
+    const query = `${freshWord()} ${freshWord()}`;
+    const term = freshWord();
+    const url = `/pages/${term}`;
+    const put = await testStoreWriter().putConfig(d.storeId, 'redirect_term', { term, url, match: 'semantic' });
+    await waitForApp(put);
+    // no behaviour yet: the words alone share nothing
+    expect((await search(query)).body._meta.redirect).toBeUndefined();
+    const chosen = pair.ids[0];
+    await shoppersChoose(query, chosen, 4);
+    await shoppersChoose(term, chosen, 4);
+    await expect
+      .poll(async () => (await search(query)).body._meta.redirect, { timeout: 15_000, interval: 200 })
+      .toEqual({ url });
+    const r = await search(query);
+    expect(r.body._workflow).toEqual([{ type: 'semantic-redirect', payload: url }]);
+    expect(r.body.results).toEqual([]);
+    // a query shoppers took to another product is not redirected
+    const elsewhere = `${freshWord()} ${freshWord()}`;
+    await shoppersChoose(elsewhere, pair.ids[1], 4);
+    await expect
+      .poll(async () => (await search(elsewhere)).body.results[0]?.id, { timeout: 15_000, interval: 200 })
+      .toBe(Number(pair.ids[1]));
+    expect((await search(elsewhere)).body._meta.redirect).toBeUndefined();
+  });
+
   it('pins, promotes and demotes with ranking rules for their queries', async () => {
     const w = testStoreWriter();
     const q = `${pair.material} ${pair.type}`.toLowerCase();
@@ -425,15 +506,17 @@ describe('search: rules, ranking rules and redirects', () => {
     const order = plain.body.results.map((x) => String(x.id));
     const last = order[order.length - 1];
     const first = order[0];
-    await w.putConfig(d.storeId, 'ranking_rule', {
-      id: ulid(),
-      name: 'demote the first',
-      queries: [q],
-      type: 'demote',
-      match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(first)] }] },
-      magnitude: 1,
-      status: 'published',
-    });
+    await waitForApp(
+      await w.putConfig(d.storeId, 'ranking_rule', {
+        id: ulid(),
+        name: 'demote the first',
+        queries: [q],
+        type: 'demote',
+        match: { expressions: [{ property: 'id', operator: 'eq', values: [Number(first)] }] },
+        magnitude: 1,
+        status: 'published',
+      }),
+    );
     const pin = await w.putConfig(d.storeId, 'ranking_rule', {
       id: ulid(),
       name: 'pin the last',
@@ -458,7 +541,9 @@ describe('search: rules, ranking rules and redirects', () => {
   it('redirects on a redirect term (results empty), and serves a collection redirect inline when enabled', async () => {
     const w = testStoreWriter();
     const coll = d.demo.collections[0];
-    await w.putConfig(d.storeId, 'redirect_term', { term: 'goto returns', url: '/pages/returns', match: 'exact' });
+    await waitForApp(
+      await w.putConfig(d.storeId, 'redirect_term', { term: 'goto returns', url: '/pages/returns', match: 'exact' }),
+    );
     const put = await w.putConfig(d.storeId, 'redirect_term', {
       term: 'goto collection',
       url: `/collections/${coll.handle}`,
@@ -478,6 +563,23 @@ describe('search: rules, ranking rules and redirects', () => {
     expect(inline.body._meta.collection).toMatchObject({ handle: coll.handle });
     expect(inline.body._meta.query).toBe('goto collection');
     expect(inline.body.results.length).toBeGreaterThan(0);
+    // the collection's merchandising rule applies to the inline results, reported after the redirect
+    const ruleId = ulid();
+    const pinned = coll.product_ids[coll.product_ids.length - 1];
+    await waitForApp(
+      await w.putConfig(d.storeId, 'merch_rule', {
+        id: ruleId,
+        name: 'inline pin',
+        collection_handle: coll.handle,
+        pins: [{ product_id: pinned, position: 1 }],
+      }),
+    );
+    const ruled = await search('goto collection', { pagination: { limit: 5 } });
+    expect(ruled.body._workflow).toEqual([
+      { type: 'semantic-redirect', payload: `/collections/${coll.handle}` },
+      { type: 'rule-applied', payload: ruleId },
+    ]);
+    expect(String(ruled.body.results[0].id)).toBe(pinned);
   });
 });
 
@@ -542,6 +644,40 @@ describe('search: feedback', () => {
       .toBe(false);
   });
 
+  it("stores the prepared search's intent modifiers and the shopper's customer id with the feedback", async () => {
+    const q = `cheap ${pair.type} under 50`;
+    const p = await d.post<{ search_id: string }>(`/search/${encodeURIComponent(q)}/prepare`, {});
+    const state = new SearchState(d.redis);
+    await vi.waitFor(async () => expect((await state.get(d.storeId, p.body.search_id))?.state).toBe('ready'));
+    const f = await d.post<{ id: string }>('/search/feedback', {
+      search_id: p.body.search_id,
+      rating: 'positive',
+      identity: { sessionId: 'fb-intents', customerId: 'cust-4242' },
+    });
+    expect(f.res.status).toBe(201);
+    const row = await vi.waitFor(
+      async () => {
+        const rows = await sql<Record<string, string | null>>(
+          `SELECT query, normalized_query, intent_modifiers_json, customer_id, session_id
+           FROM search_feedback WHERE store_id = '${d.storeId}' AND feedback_id = '${f.body.id}'`,
+        );
+        expect(rows).toHaveLength(1);
+        return rows[0];
+      },
+      { timeout: 15_000, interval: 200 },
+    );
+    expect(row).toMatchObject({
+      query: q,
+      normalized_query: q.toLowerCase(),
+      customer_id: 'cust-4242',
+      session_id: 'fb-intents',
+    });
+    expect(JSON.parse(row.intent_modifiers_json as string)).toEqual([
+      { type: 'price_max', value: 50, text: 'under 50' },
+      { type: 'price_sensitivity', direction: 'lower', text: 'cheap' },
+    ]);
+  });
+
   it('rejects feedback breaking a field rule with 422 naming the field', async () => {
     const cases: [unknown, string][] = [
       [{ rating: 'positive' }, 'search_id'],
@@ -553,6 +689,10 @@ describe('search: feedback', () => {
         { search_id: ulid(), product_feedback: [{ product_id: 1, feedback: 'y'.repeat(501) }] },
         'product_feedback[0].feedback',
       ],
+      [{ search_id: ulid(), product_feedback: [{ product_id: 1, rating: 'great' }] }, 'product_feedback[0].rating'],
+      [{ search_id: ulid(), product_feedback: [{ product_id: 1.5 }] }, 'product_feedback[0].product_id'],
+      [{ search_id: ulid(), product_feedback: [{ product_id: '12' }] }, 'product_feedback[0].product_id'],
+      [{ search_id: ulid(), product_feedback: [{ product_id: 0 }] }, 'product_feedback[0].product_id'],
     ];
     for (const [body, field] of cases) {
       const r = await d.post<Envelope>('/search/feedback', body);
