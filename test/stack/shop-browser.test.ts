@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_FREE_SHIPPING_BLOCK } from '../../services/demo/generator/config.ts';
 import { generateDemoStore } from '../../services/demo/generator/generator.ts';
 import { DEMO_STATE_FILE } from '../../services/demo/generator/load.ts';
-import { DEMO_BLOCKS } from '../../services/demo/generator/model.ts';
+import { DEMO_BLOCKS, DEMO_MERCH_COLLECTION } from '../../services/demo/generator/model.ts';
 import { FREE_SHIPPING_THRESHOLD } from '../../services/shop/module.ts';
 import { createClient } from '../../services/sdk/index.ts';
 import { type DemoImageServer, serveDemoImages } from '../helpers/demo-images.ts';
@@ -157,7 +157,7 @@ describe('demo shop in a browser', () => {
       );
   });
 
-  it('a facet filters the results, a collection shows its banners, the cart and content search render', async () => {
+  it('a facet filters the results and the sort select reorders them', async () => {
     const { page } = await newPage();
     await page.goto(`${base}/shop/search?q=${encodeURIComponent(query)}`);
     await ready(page);
@@ -169,15 +169,58 @@ describe('demo shop in a browser', () => {
     expect(Number(await page.locator('#total').getAttribute('data-total'))).toBeLessThanOrEqual(before);
     expect(await page.locator('#facets a.facet.on').count()).toBe(1);
 
-    await page.goto(`${base}/shop/collections/summer-edit`);
+    // the sort select reloads the results in its order (a tile's price is price_range.from, the price sorted on)
+    await page.goto(`${base}/shop/search?q=${encodeURIComponent(query)}`);
     await ready(page);
-    expect(await page.locator('#results a.product').count()).toBeGreaterThan(0);
+    const tiles = page.locator('#results a.product');
+    const shown = async () => ({
+      ids: await tiles.evaluateAll((els) => els.map((e) => e.getAttribute('data-product-id'))),
+      prices: (await tiles.locator('.price').allTextContents()).map((t) => Number(t.replace('$', ''))),
+    });
+    const orders: Record<string, Awaited<ReturnType<typeof shown>>> = {};
+    for (const [code, dir] of [
+      ['price_asc', 1],
+      ['price_desc', -1],
+    ] as const) {
+      await page.locator('#sort').selectOption(code);
+      await page.waitForURL(new RegExp(`[?&]sort=${code}`));
+      await ready(page);
+      expect(await page.locator('#sort').inputValue()).toBe(code);
+      orders[code] = await shown();
+      expect(orders[code].prices.length).toBeGreaterThan(1);
+      expect(orders[code].prices.every(Number.isFinite)).toBe(true);
+      expect(orders[code].prices, code).toEqual([...orders[code].prices].sort((a, b) => dir * (a - b)));
+    }
+    expect(orders.price_asc.prices[0]).toBeLessThan(orders.price_desc.prices[0]);
+    expect(orders.price_asc.ids[0]).not.toBe(orders.price_desc.ids[0]);
+    await shot(page, 'search-sorted');
+  });
+
+  it('a collection shows its merchandising pin first and its banners; a product page its blocks; the cart and content search render', async () => {
+    const { page } = await newPage();
+    // the demo's merchandising rule pins one product of summer-edit at position 1 (unconditionally)
+    const pin = d.demo.config.merch_rule?.[0]?.pins?.find((p) => !p.conditions);
+    expect(pin?.position).toBe(1);
+    await page.goto(`${base}/shop/collections/${DEMO_MERCH_COLLECTION}`);
+    await ready(page);
+    const tiles = page.locator('#results a.product');
+    expect(await tiles.count()).toBeGreaterThan(1);
+    expect(await tiles.first().getAttribute('data-product-id')).toBe(String(pin?.product_id));
     expect(await page.locator('a.banner').count()).toBeGreaterThan(0);
     await shot(page, 'collection');
 
-    await page.locator('#results a.product').first().click();
-    await page.waitForURL(/\/shop\/products\//);
+    await tiles.first().click();
+    await page.waitForURL(`**/shop/products/${pin?.product_id}`);
     await ready(page);
+    // "Frequently bought together" and "Similar products" draw product tiles (not the product itself)
+    for (const block of [DEMO_BLOCKS.boughtTogether, 'similar']) {
+      const ids = await page
+        .locator(`section[data-block-id="${block}"] a.product`)
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-product-id')));
+      expect(ids.length, `${block} renders products`).toBeGreaterThan(0);
+      expect(ids, block).not.toContain(String(pin?.product_id));
+    }
+    await shot(page, 'product-blocks');
     await page.locator('#add-to-cart').click();
     await page.goto(`${base}/shop/cart`);
     await ready(page);
@@ -186,6 +229,9 @@ describe('demo shop in a browser', () => {
 
     await page.goto(`${base}/shop/content?q=shipping`);
     await ready(page);
+    const content = page.locator('#content-results li[data-content-id]');
+    expect(await content.count()).toBeGreaterThan(0);
+    expect(await content.first().textContent()).toMatch(/shipping/i);
     await shot(page, 'content');
   });
 
