@@ -1,13 +1,16 @@
-// The storefront SDK (services/sdk) against the running stack: every endpoint through its typed method,
-// errors as { data: null, error } with the API's code and field paths, X-SDK-Client recorded with each
-// request, prepare → execute (polling a not-ready search on 425 Retry-After, and giving up on it after
-// maxPrepareWaitMs), the tracker's identity/context sent with requests and the attribution
-// token carried by the events that follow, and a retry after a network failure stored once.
+// The storefront SDK (services/sdk) against the running stack: every endpoint through its typed method
+// (image upload and image search on the demo's served product images), errors as { data: null, error }
+// with the API's code and field paths, X-SDK-Client recorded with each request, prepare → execute
+// (polling a not-ready search on 425 Retry-After, and giving up on it after maxPrepareWaitMs), the
+// tracker's identity/context sent with requests and the attribution token carried by the events that
+// follow, and a retry after a network failure stored once.
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateDemoStore } from '../../services/demo/generator/generator.ts';
 import { DEMO_BLOCKS, DEMO_MERCH_COLLECTION } from '../../services/demo/generator/model.ts';
 import { createClient, createTracker, SDK_NAME, SDK_VERSION } from '../../services/sdk/index.ts';
 import { type PreparedRecord, SearchState } from '../../services/storefront/search/prepared.ts';
+import { type DemoImageServer, serveDemoImages } from '../helpers/demo-images.ts';
 import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
 import { sql, stack } from '../helpers/stack.ts';
 
@@ -19,8 +22,21 @@ let redis: Redis;
 let searchState: SearchState;
 const SLOW = { timeout: 30_000, interval: 250 };
 
+let images: DemoImageServer;
+
 beforeAll(async () => {
-  d = await demoStack({ name: 'sdk client', products: 120, sessions: 50 });
+  // product images served from this process, so the app describes them for image search
+  images = await serveDemoImages();
+  d = await demoStack({
+    name: 'sdk client',
+    products: 120,
+    demo: generateDemoStore({
+      seed: `sdk-client-${process.pid}-${Date.now()}`,
+      products: 120,
+      sessions: 50,
+      imageBaseUrl: images.base,
+    }),
+  });
   base = stack().httpUrl;
   titles = [...d.demo.products()].slice(0, 2).map((p) => String(p.title));
   redis = new Redis(stack().redisUrl);
@@ -29,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   redis?.disconnect();
   await d?.close();
+  images?.close();
 });
 
 const requestRow = async (requestId: string) =>
@@ -91,6 +108,44 @@ describe('storefront SDK client', () => {
       .poll(async () => (await requestRow(browse.requestId as string))?.sdk_client, SLOW)
       .toBe(`${SDK_NAME}/${SDK_VERSION}`);
   });
+
+  it('uploads an image (multipart) and searches by its image_id or inline image_data', async () => {
+    const tracker = createTracker({ token: d.token, baseUrl: base });
+    const client = createClient({ token: d.token, baseUrl: base, tracker, attributes: ['id', 'title'] });
+    // a listed product's photograph, and every product showing the same photograph (look-alikes)
+    const product = [...d.demo.products()].find((p) => p.id === d.demo.collections[0].product_ids[0]);
+    const src = String(product?.images?.[0]?.src);
+    const sharing = [...d.demo.products()]
+      .filter((p) => p.images?.some((im) => im.src === src))
+      .map((p) => Number(p.id));
+    const bytes = await images.render(src.split('/').at(-1) as string);
+
+    const upload = await client.uploadImage(new Blob([new Uint8Array(bytes)], { type: 'image/png' }));
+    expect(upload.error).toBeNull();
+    expect(upload.status).toBe(200);
+    expect(upload.data?.imageId).toMatch(/^[0-9a-f-]{36}$/);
+    // the app describes the store's images in the background: the photo's own products come first once it has
+    await expect
+      .poll(
+        async () =>
+          (await client.searchImage({ image_id: upload.data?.imageId, pagination: { limit: 5 } })).data?.results[0]?.id,
+        { timeout: 120_000, interval: 1_000 },
+      )
+      .toBeOneOf(sharing);
+    const byId = await client.searchImage({ image_id: upload.data?.imageId, pagination: { limit: 5 } });
+    expect(byId.status).toBe(200);
+    expect(tracker.attributionToken).toBe(byId.data?.attributionToken);
+
+    const inline = await client.searchImage({ image_data: bytes.toString('base64'), pagination: { limit: 5 } });
+    expect(inline.error).toBeNull();
+    expect(sharing).toContain(inline.data?.results[0]?.id);
+
+    // not an image: the API's 422 naming the multipart field, as { data: null, error }
+    const bad = await client.uploadImage(new Blob(['not an image'], { type: 'image/png' }));
+    expect(bad.data).toBeNull();
+    expect(bad.status).toBe(422);
+    expect(bad.error?.fields.map((f) => f.path)).toEqual(['image']);
+  }, 180_000);
 
   it('answers an error as { data: null, error } with the API code, message and field paths', async () => {
     const client = createClient({ token: d.token, baseUrl: base });
