@@ -3,7 +3,8 @@
 // A request: the block (published, by ULID) → its anchor (anchor_id per anchor type; the cart's products;
 // the shopper's context) → the first block rule whose conditions match (request properties and
 // `anchor.<product property>`) → the strategy (strategies.ts; a behavioural strategy on a store with no
-// such data yet is in cold start and serves content-based similar products or best sellers instead) →
+// such data yet is in cold start and serves content-based similar products of the anchor's products, else
+// the newest products, instead) →
 // exclusions → the results engine's scope (channel, market, B2B, prices), hide-out-of-stock, filters →
 // personalization → max products (tiles). Fewer than the minimum (or a rule hid the block) runs the
 // fallback chain: each fallback block in order, `replace` taking its result when it meets its own minimum,

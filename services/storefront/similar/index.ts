@@ -113,12 +113,11 @@ export class StoreSimilar {
   private readonly postings = new Map<string, Map<string, number>>();
   private readonly vectors = new Map<string, Vector>();
   private readonly norms = new Map<string, number>();
-  /** precomputed content neighbours, with when they were computed */
   /** precomputed content neighbours: when, and whether the product's image features took part */
   readonly precomputed = new Map<string, { at: number; imaged: boolean; list: SimilarNeighbour[] }>();
   /** per-variant live results (variant_id requests) */
   private readonly variantCache = new Map<string, SimilarNeighbour[]>();
-  /** products to (re)compute first: changed ones; null until the first full pass is done */
+  /** products to (re)compute first: changed ones (before and after the first full pass) */
   private readonly dirty = new Set<string>();
   private cursor: Iterator<string> | null = null;
   private passDone = false;
