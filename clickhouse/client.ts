@@ -74,6 +74,9 @@ export interface DbOptions {
   database: string;
   username?: string;
   password?: string;
+  /** chDB: the lost blocks found by the thread that opened the directory first (a second thread of the
+   *  same process, such as the stream processors' worker, must not scan a directory the engine has open) */
+  lostBlocks?: ReadonlyMap<string, string[]>;
 }
 
 export function dbOptionsFromConfig(config: Config): DbOptions {
@@ -97,7 +100,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     const chdbPath = path.resolve(opts.chdbPath ?? './data/clickhouse');
     mkdirSync(chdbPath, { recursive: true });
     // before the engine opens the directory (its merges could hide a missing block)
-    lostBlocks = scanLostBlocks(chdbPath, database);
+    lostBlocks = opts.lostBlocks ?? scanLostBlocks(chdbPath, database);
     const { createChdbConnection } = await import('chdb/connection');
     // The chDB connection implements @clickhouse/client's Connection contract; the option is not in
     // the public typings of the HTTP client yet, hence the cast.

@@ -10,7 +10,7 @@ import { requestId } from '../common/ids.ts';
 import { MAX_PARAM_LENGTH } from '../storefront/plugin.ts';
 import { createKafka, ensureTopics } from '../common/kafka/index.ts';
 import { createLogger } from '../common/logger.ts';
-import { registry } from '../common/metrics.ts';
+import { registry, renderMetrics } from '../common/metrics.ts';
 import { createRedis } from '../common/redis.ts';
 import type { AppContext, AppModule } from './context.ts';
 import { startInBackground } from './background.ts';
@@ -79,7 +79,7 @@ export async function startApp(config: Config, modules: AppModule[]): Promise<Ru
   });
   http.get('/metrics', async (_req, reply) => {
     reply.header('content-type', registry.contentType);
-    return registry.metrics();
+    return renderMetrics();
   });
 
   const ctx: AppContext = {

@@ -152,6 +152,8 @@ export const EnvSchema = z.object({
   AUTOCOMPLETE_REGION_MIN_QUERIES: z.coerce.number().int().min(1).default(10),
   /** streams: run the stream processors inside the app process (single-node mode) */
   STREAMS_ENABLED: bool(true),
+  /** streams: run them on a worker thread of their own (false: on the app's event loop, next to the reads) */
+  STREAMS_THREAD: bool(true),
   /** streams: comma-separated processor names to run, or 'all' */
   STREAMS_PROCESSORS: z
     .string()

@@ -1,8 +1,8 @@
 // The operations dashboard's live data: consumer lag and DLQ counts sampled from this process's
-// Prometheus registry (the stream processors' gauges and counters) every few seconds into a ring buffer,
-// and the ClickHouse series (throughput per minute, trending queries, searches per day) read on demand.
+// Prometheus metrics (the stream processors' gauges and counters, their worker thread's included) every
+// few seconds into a ring buffer, and the ClickHouse series (throughput per minute, trending queries, searches per day) read on demand.
 import type { Db } from '../../clickhouse/client.ts';
-import { registry } from '../common/metrics.ts';
+import { metricsJSON } from '../common/metrics.ts';
 import type { SearchesServedCounter } from './counter.ts';
 import { searchesPerDay, throughput, trendingNow } from './queries.ts';
 
@@ -14,13 +14,9 @@ export interface OpsSample {
   dlq: Record<string, number>;
 }
 
-type MetricValues = { values: { value: number; labels: Record<string, string | number> }[] };
-
 async function byProcessor(name: string): Promise<Record<string, number>> {
-  const metric = registry.getSingleMetric(name);
-  if (!metric) return {};
   const out: Record<string, number> = {};
-  for (const v of ((await metric.get()) as MetricValues).values) {
+  for (const v of (await metricsJSON()).filter((m) => m.name === name).flatMap((m) => m.values)) {
     const p = String(v.labels.processor ?? 'unknown');
     out[p] = (out[p] ?? 0) + v.value;
   }

@@ -6,14 +6,31 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import type { Kafka } from '../../services/common/kafka/index.ts';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { Db } from '../../clickhouse/client.ts';
 import type { Config } from '../../services/common/config.ts';
 import type { Logger } from '../../services/common/logger.ts';
 import type { Streams } from '../service.ts';
-import { type ReplayEvent, ReplayError, type ReplayFrom, runReplay, validateReplay } from './replay.ts';
+import {
+  type ReplayEnv,
+  type ReplayEvent,
+  ReplayError,
+  type ReplayFrom,
+  type ReplayOptions,
+  runReplay,
+  validateReplay,
+} from './replay.ts';
+
+/** Runs one replay where the live processors are (this thread, or the processors' worker thread). */
+export type ReplayRunner = (request: ReplayOptions, emit: (e: ReplayEvent) => void) => Promise<unknown>;
+
+/** The ReplayRunner of processors running in this thread. */
+export function localReplayRunner(
+  env: Omit<ReplayEnv, 'streams' | 'deps' | 'runOptions'>,
+  streams: Streams,
+): ReplayRunner {
+  return (request, emit) =>
+    runReplay({ ...env, streams, deps: streams.deps, runOptions: streams.runOptions }, request, emit);
+}
 
 export function replayTokenPath(config: Pick<Config, 'dataDir'>): string {
   return path.join(config.dataDir, 'replay.token');
@@ -66,11 +83,8 @@ export async function replayRoutes(
   app: FastifyInstance,
   opts: {
     token: string;
-    streams: () => Streams | undefined;
-    config: Config;
-    db: Db;
-    redis: Redis;
-    kafka: Kafka;
+    /** undefined while the processors are still starting */
+    runner: () => ReplayRunner | undefined;
     logger: Logger;
   },
 ) {
@@ -122,8 +136,8 @@ export async function replayRoutes(
         },
       });
     }
-    const streams = opts.streams();
-    if (!streams)
+    const run = opts.runner();
+    if (!run)
       return reply
         .code(503)
         .header('retry-after', '5')
@@ -136,20 +150,7 @@ export async function replayRoutes(
       if (!res.writableEnded) res.write(`${JSON.stringify(e)}\n`);
     };
     try {
-      await runReplay(
-        {
-          config: opts.config,
-          db: opts.db,
-          redis: opts.redis,
-          kafka: opts.kafka,
-          logger: opts.logger,
-          streams,
-          deps: streams.deps,
-          runOptions: streams.runOptions,
-        },
-        request,
-        emit,
-      );
+      await run(request, emit);
     } catch (err) {
       const status = err instanceof ReplayError ? err.status : 500;
       if (status >= 500) opts.logger.error({ err }, 'replay failed');

@@ -69,44 +69,31 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
       return r[0].n >= 6 ? r : undefined;
     });
     expect(rows[0].n).toBe(6);
-    const pairs = await until(async () => {
-      const r = await sql<{ a: string; b: string; n: number }>(
-        'SELECT toString(product_a) AS a, toString(product_b) AS b, sum(sessions) AS n FROM co_view_pairs WHERE store_id = {s:String} GROUP BY a, b ORDER BY a, b',
-        { s: storeId },
-      );
-      return r.length === 4 ? r : undefined;
-    });
-    expect(pairs).toEqual([
+    // a batch inserts its tables one after another and the processors run on a thread of their own, so a
+    // read can fall between two batches (the sessions may sit on different partitions) or two inserts: poll
+    const poll = (query: string) => expect.poll(() => sql(query, { s: storeId }), { timeout: 30_000, interval: 200 });
+    await poll(
+      'SELECT toString(product_a) AS a, toString(product_b) AS b, sum(sessions) AS n FROM co_view_pairs WHERE store_id = {s:String} GROUP BY a, b ORDER BY a, b',
+    ).toEqual([
       { a: '501', b: '501', n: 2 },
       { a: '501', b: '502', n: 2 },
       { a: '502', b: '501', n: 2 },
       { a: '502', b: '502', n: 2 },
     ]);
-    expect(
-      await sql(
-        'SELECT query, toString(product_id) AS p, sum(sessions) AS n FROM searched_then_viewed WHERE store_id = {s:String} GROUP BY query, p ORDER BY p',
-        { s: storeId },
-      ),
+    await poll(
+      'SELECT query, toString(product_id) AS p, sum(sessions) AS n FROM searched_then_viewed WHERE store_id = {s:String} GROUP BY query, p ORDER BY p',
     ).toEqual([
       { query: 'wool socks', p: '501', n: 1 },
       { query: 'wool socks', p: '502', n: 1 },
     ]);
-    expect(
-      await sql(
-        'SELECT toString(product_id) AS p, sum(views) AS v, sum(add_to_carts) AS c FROM product_daily_engagement WHERE store_id = {s:String} GROUP BY p ORDER BY p',
-        {
-          s: storeId,
-        },
-      ),
+    await poll(
+      'SELECT toString(product_id) AS p, sum(views) AS v, sum(add_to_carts) AS c FROM product_daily_engagement WHERE store_id = {s:String} GROUP BY p ORDER BY p',
     ).toEqual([
       { p: '501', v: 2, c: 0 },
       { p: '502', v: 2, c: 1 },
     ]);
-    expect(
-      await sql(
-        'SELECT session_id, seq, sum(events) AS e, sum(product_views) AS v, sum(searches) AS q FROM sessions WHERE store_id = {s:String} GROUP BY session_id, seq ORDER BY session_id',
-        { s: storeId },
-      ),
+    await poll(
+      'SELECT session_id, seq, sum(events) AS e, sum(product_views) AS v, sum(searches) AS q FROM sessions WHERE store_id = {s:String} GROUP BY session_id, seq ORDER BY session_id',
     ).toEqual([
       { session_id: 's1', seq: 1, e: 4, v: 2, q: 1 },
       { session_id: 's2', seq: 1, e: 2, v: 2, q: 0 },
