@@ -48,6 +48,7 @@
     state.food = place();
     form.hidden = true;
     canvas.dataset.state = 'running';
+    canvas.dataset.dir = state.dir;
     canvas.focus();
     clearInterval(timer);
     timer = setInterval(step, 110);
@@ -64,6 +65,7 @@
 
   function step() {
     state.dir = state.next;
+    canvas.dataset.dir = state.dir;
     const [dx, dy] = DIRS[state.dir];
     const [hx, hy] = state.snake[0];
     const head = [hx + dx, hy + dy];
