@@ -11,9 +11,11 @@
 //       - saturated: 50 connections as fast as they go (throughput; latency there is queueing: with 50
 //         requests always outstanding, mean latency = 50 / throughput)
 //       - fixed rate: 50 connections offering BENCH_RATE req/s in total (latency under a given load)
-//     twice: the default app (stream processors and chDB in the same process, consuming the request
-//     events each autocomplete request emits) and the same app with STREAMS_ENABLED=false (seeded through
-//     agg:trending instead), so the share of the single-node design shows separately
+//     three times: the default app (stream processors on their own thread, consuming the request events
+//     each autocomplete request emits), the same app with STREAMS_THREAD=false (processors on the read
+//     API's event loop, the structure before issue #21) and with STREAMS_ENABLED=false (seeded through
+//     agg:trending instead), so the share of the single-node design shows separately. The goal ratios of
+//     issue #21 go to bench/out/latest.json (autocomplete.default_app.throughput_ratio, .p99_ratio_at_2000)
 //  3. freshness (default app): 25 sessions search a new query (request events acknowledged by the broker)
 //     → the query is suggested for its prefix (pipeline: broker → requests processor → ClickHouse →
 //     agg:trending → index); p50/p95 over several rounds, split at the agg:trending message
@@ -39,6 +41,7 @@ import { TRENDING_CHANNEL } from '../schemas/channels.ts';
 import { publishTrending } from '../streams/trending/notify.ts';
 import { helloWorld } from './hello-world-process.ts';
 import { autocannon, type CannonResult, pct } from './cannon.ts';
+import { recordFigures } from './out.ts';
 
 // autocannon ships no type declarations; the part used here
 
@@ -310,6 +313,7 @@ async function main() {
   let hwRate: CannonResult;
   const frontier: [number, CannonResult][] = [];
   let helloEvent: CannonResult | undefined;
+  let freshnessP95: number | undefined;
   try {
     console.log(`HTTP, 50 connections, ${SECONDS} s each:`);
     hw = await cannon('fastify hello-world (own process), saturated', `http://127.0.0.1:${hello}/`, {});
@@ -318,109 +322,117 @@ async function main() {
     for (const us of BURNS)
       frontier.push([us, await variant(`hello-world + ${us} µs of CPU per request`, { BURN_US: String(us) })]);
 
-    // ── the default app: processors and chDB in the same process ──
-    const full = await startBenchStack('full', {});
-    const kafka = createKafka(full.brokers, 'bench-autocomplete', createLogger('bench-autocomplete', 'error'));
-    const producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
-    const sub = new Redis(full.redisUrl);
-    try {
-      await producer.connect();
-      const codec = createValueCodec({ registryUrl: full.registryUrl });
-      const topic = TOPICS.requests.name;
-      await codec.register(topic, VALUE_SCHEMAS.requests);
-      const store = await createStore(full);
-      const headers = { 'x-storefront-access-token': store.token, 'user-agent': 'Mozilla/5.0 (bench) Chrome/120.0' };
-      const searches = (query: string, sessions: number) =>
-        Array.from({ length: sessions }, (_, i) => {
-          const e: RequestEvent = requestEvent({
-            request_id: ulid(),
-            store_id: store.storeId,
-            kind: 'search',
-            occurred_at: new Date().toISOString(),
-            device_type: 'desktop',
-            status_code: 200,
-            latency_ms: 2,
-            session_id: `bench-${query}-${i}`,
-            query,
-            normalized_query: query,
-            geo_country: 'US',
-            total_results: 10,
-            result_count: 10,
+    // ── the default app (processors on their own thread), and before it the same app with the processors
+    //    on the read API's event loop (STREAMS_THREAD=false): the structure issue #21 replaced ──
+    for (const [key, env] of [
+      ['sameLoop', { STREAMS_THREAD: 'false' }],
+      ['full', {}],
+    ] as const) {
+      const full = await startBenchStack(key, env);
+      const kafka = createKafka(full.brokers, 'bench-autocomplete', createLogger('bench-autocomplete', 'error'));
+      const producer = kafka.producer({ idempotent: true, allowAutoTopicCreation: false });
+      const sub = new Redis(full.redisUrl);
+      try {
+        await producer.connect();
+        const codec = createValueCodec({ registryUrl: full.registryUrl });
+        const topic = TOPICS.requests.name;
+        await codec.register(topic, VALUE_SCHEMAS.requests);
+        const store = await createStore(full);
+        const headers = { 'x-storefront-access-token': store.token, 'user-agent': 'Mozilla/5.0 (bench) Chrome/120.0' };
+        const searches = (query: string, sessions: number) =>
+          Array.from({ length: sessions }, (_, i) => {
+            const e: RequestEvent = requestEvent({
+              request_id: ulid(),
+              store_id: store.storeId,
+              kind: 'search',
+              occurred_at: new Date().toISOString(),
+              device_type: 'desktop',
+              status_code: 200,
+              latency_ms: 2,
+              session_id: `bench-${query}-${i}`,
+              query,
+              normalized_query: query,
+              geo_country: 'US',
+              total_results: 10,
+              result_count: 10,
+            });
+            return { key: `${store.storeId}:${i}`, value: codec.encode(topic, e) };
           });
-          return { key: `${store.storeId}:${i}`, value: codec.encode(topic, e) };
-        });
-      // seed 2 000 trending queries through the pipeline
-      let batch: { key: string; value: Buffer }[] = [];
-      for (const r of seed) {
-        batch.push(...searches(r.query, votesOf(r.score)));
-        if (batch.length >= 1_000) {
-          await producer.send({ topic, messages: batch, acks: -1 });
-          batch = [];
+        // seed 2 000 trending queries through the pipeline
+        let batch: { key: string; value: Buffer }[] = [];
+        for (const r of seed) {
+          batch.push(...searches(r.query, votesOf(r.score)));
+          if (batch.length >= 1_000) {
+            await producer.send({ topic, messages: batch, acks: -1 });
+            batch = [];
+          }
         }
-      }
-      if (batch.length) await producer.send({ topic, messages: batch, acks: -1 });
-      await waitSuggested(full.base, headers, seed[seed.length - 1].query);
-      results.full = await httpPhase('default app', full.base, headers);
+        if (batch.length) await producer.send({ topic, messages: batch, acks: -1 });
+        await waitSuggested(full.base, headers, seed[seed.length - 1].query);
+        results[key] = await httpPhase(key === 'full' ? 'default app' : 'STREAMS_THREAD=false', full.base, headers);
+        if (key !== 'full') continue;
 
-      // freshness, split at the agg:trending message that carries the query
-      const published = new Map<string, number>();
-      sub.on('message', (_ch: string, text: string) => {
-        const at = performance.now();
-        for (const d of JSON.parse(text) as { query: string }[])
-          if (!published.has(d.query)) published.set(d.query, at);
-      });
-      await sub.subscribe(TRENDING_CHANNEL);
-      const metricsBefore = await processorMetrics(full.base);
-      const total: number[] = [];
-      const toPublish: number[] = [];
-      const toIndex: number[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        const word = `fr${round}${Date.now().toString(36)}`;
-        const query = `${word} trench coat`;
-        await producer.send({ topic, messages: searches(query, 25), acks: -1 });
-        const acked = performance.now();
-        const deadline = acked + 30_000;
-        for (;;) {
-          const r = await fetch(`${full.base}/api/storefront/v1/search/complete?query=${word.slice(0, 5)}`, {
-            headers,
-          });
-          const body = (await r.json()) as { matchedQueries?: string[] };
-          if (body.matchedQueries?.includes(query)) {
-            const now = performance.now();
-            total.push(now - acked);
-            const pub = published.get(query);
-            if (pub !== undefined) {
-              toPublish.push(pub - acked);
-              toIndex.push(now - pub);
+        // freshness, split at the agg:trending message that carries the query
+        const published = new Map<string, number>();
+        sub.on('message', (_ch: string, text: string) => {
+          const at = performance.now();
+          for (const d of JSON.parse(text) as { query: string }[])
+            if (!published.has(d.query)) published.set(d.query, at);
+        });
+        await sub.subscribe(TRENDING_CHANNEL);
+        const metricsBefore = await processorMetrics(full.base);
+        const total: number[] = [];
+        const toPublish: number[] = [];
+        const toIndex: number[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          const word = `fr${round}${Date.now().toString(36)}`;
+          const query = `${word} trench coat`;
+          await producer.send({ topic, messages: searches(query, 25), acks: -1 });
+          const acked = performance.now();
+          const deadline = acked + 30_000;
+          for (;;) {
+            const r = await fetch(`${full.base}/api/storefront/v1/search/complete?query=${word.slice(0, 5)}`, {
+              headers,
+            });
+            const body = (await r.json()) as { matchedQueries?: string[] };
+            if (body.matchedQueries?.includes(query)) {
+              const now = performance.now();
+              total.push(now - acked);
+              const pub = published.get(query);
+              if (pub !== undefined) {
+                toPublish.push(pub - acked);
+                toIndex.push(now - pub);
+              }
+              break;
             }
-            break;
+            if (performance.now() > deadline) {
+              total.push(Number.POSITIVE_INFINITY);
+              break;
+            }
+            await new Promise((res) => setTimeout(res, 5));
           }
-          if (performance.now() > deadline) {
-            total.push(Number.POSITIVE_INFINITY);
-            break;
-          }
-          await new Promise((res) => setTimeout(res, 5));
+          await new Promise((res) => setTimeout(res, 200));
         }
-        await new Promise((res) => setTimeout(res, 200));
-      }
-      console.log(
-        `freshness (25 sessions' searches acknowledged → suggested), ${ROUNDS} rounds: p50 ${fmt(pct(total, 50), 0)} ms, p95 ${fmt(pct(total, 95), 0)} ms, max ${fmt(Math.max(...total), 0)} ms`,
-      );
-      const m = diffMetrics(await processorMetrics(full.base), metricsBefore);
-      if (m.chunks > 0) {
+        freshnessP95 = pct(total, 95);
         console.log(
-          `  requests processor meanwhile: ${fmt(m.chunks, 0)} chunks (${fmt(m.messages / m.chunks, 1)} messages each, most of them the polls' own autocomplete request events), ${fmt((m.chunkSeconds / m.chunks) * 1000, 0)} ms per chunk (journal, decode, claims, insert, read-back, commit), ${fmt((m.chunkSeconds / m.wallSeconds) * 100, 0)}% of the wall time busy writing`,
+          `freshness (25 sessions' searches acknowledged → suggested), ${ROUNDS} rounds: p50 ${fmt(pct(total, 50), 0)} ms, p95 ${fmt(pct(total, 95), 0)} ms, max ${fmt(Math.max(...total), 0)} ms`,
         );
+        const m = diffMetrics(await processorMetrics(full.base), metricsBefore);
+        if (m.chunks > 0) {
+          console.log(
+            `  requests processor meanwhile: ${fmt(m.chunks, 0)} chunks (${fmt(m.messages / m.chunks, 1)} messages each, most of them the polls' own autocomplete request events), ${fmt((m.chunkSeconds / m.chunks) * 1000, 0)} ms per chunk (journal, decode, claims, insert, read-back, commit), ${fmt((m.chunkSeconds / m.wallSeconds) * 100, 0)}% of the wall time busy writing`,
+          );
+        }
+        if (toPublish.length) {
+          console.log(
+            `  of which acknowledged → agg:trending message (processor: fetch linger, journal, claims, insert, votes read-back): p50 ${fmt(pct(toPublish, 50), 0)} ms, p95 ${fmt(pct(toPublish, 95), 0)} ms; message → suggested (feed, index rebuild, poll): p50 ${fmt(pct(toIndex, 50), 0)} ms, p95 ${fmt(pct(toIndex, 95), 0)} ms`,
+          );
+        }
+      } finally {
+        sub.disconnect();
+        await producer.disconnect().catch(() => {});
+        await full.stop();
       }
-      if (toPublish.length) {
-        console.log(
-          `  of which acknowledged → agg:trending message (processor: fetch linger, journal, claims, insert, votes read-back): p50 ${fmt(pct(toPublish, 50), 0)} ms, p95 ${fmt(pct(toPublish, 95), 0)} ms; message → suggested (feed, index rebuild, poll): p50 ${fmt(pct(toIndex, 50), 0)} ms, p95 ${fmt(pct(toIndex, 95), 0)} ms`,
-        );
-      }
-    } finally {
-      sub.disconnect();
-      await producer.disconnect().catch(() => {});
-      await full.stop();
     }
 
     // ── the same app without the stream processors: seeded through agg:trending ──
@@ -459,13 +471,36 @@ async function main() {
       );
     }
     for (const [k, label] of [
-      ['full', 'default app (processors + chDB in process)'],
+      ['sameLoop', 'STREAMS_THREAD=false (processors on the loop)'],
+      ['full', 'default app (processors on their thread)'],
       ['lean', 'STREAMS_ENABLED=false (read API alone)'],
     ] as const) {
       const r = results[k];
       if (!r) continue;
       console.log(
         `  ${label.padEnd(44)} /search/complete ${ratio(r.ac, hw)}× hello-world req/s (/healthz ${ratio(r.healthz, hw)}×); p99 @ ${RATE}/s ${fmt(r.acRate.latency.p99)} ms (hello-world ${fmt(hwRate.latency.p99)} ms)`,
+      );
+    }
+    if (results.full) {
+      const figures = {
+        throughput_ratio: results.full.ac.requests.average / hw.requests.average,
+        p99_ratio_at_2000: results.full.acRate.latency.p99 / hwRate.latency.p99,
+        p99_at_2000_ms: results.full.acRate.latency.p99,
+        hello_world_p99_at_2000_ms: hwRate.latency.p99,
+      };
+      const before = results.sameLoop && {
+        throughput_ratio: results.sameLoop.ac.requests.average / hw.requests.average,
+        p99_ratio_at_2000: results.sameLoop.acRate.latency.p99 / hwRate.latency.p99,
+        p99_at_2000_ms: results.sameLoop.acRate.latency.p99,
+      };
+      recordFigures('autocomplete', {
+        rate: RATE,
+        default_app: figures,
+        processors_on_the_loop: before,
+        freshness_p95_ms: freshnessP95,
+      });
+      console.log(
+        `  goals (issue #21): default app throughput ${fmt(figures.throughput_ratio)}× (≥ 0.5), p99 @ ${RATE}/s ${fmt(figures.p99_ratio_at_2000)}× hello-world's (≤ 2)`,
       );
     }
     if (results.full && results.lean) {
