@@ -333,14 +333,54 @@ describe('integration-correction', () => {
   });
 });
 
+describe('arcade scores', () => {
+  it('player 1–24 characters (letters, digits, space, _ . -) and score 0–1 000 000, each refusal naming its field', async () => {
+    expect((await post('/api/arcade/scores', { player: 'p'.repeat(24), score: '0' })).status).toBe(200);
+    const top = await post('/api/arcade/scores', { player: 'Åsa_1.-x', score: '1000000' });
+    expect(top.status, JSON.stringify(top.body)).toBe(200);
+    expect(top.body.status).toBe('recorded');
+    expectFieldError(await post('/api/arcade/scores', { player: 'p'.repeat(25), score: '1' }), 'player');
+    expectFieldError(await post('/api/arcade/scores', { player: '<b>', score: '1' }), 'player');
+    expectFieldError(await post('/api/arcade/scores', { score: '1' }), 'player', 'missing_field');
+    for (const score of ['1000001', '-1', '1.5', 'lots'])
+      expectFieldError(await post('/api/arcade/scores', { player: 'ana', score }), 'score');
+    expectFieldError(await post('/api/arcade/scores', { player: 'ana' }), 'score', 'missing_field');
+  });
+
+  it('the 31st score from one address within a minute is a 429 with Retry-After', async () => {
+    const ip = freshIp();
+    for (let i = 0; i < 30; i++)
+      expect((await post('/api/arcade/scores', { player: 'ana', score: String(i) }, { ip })).status).toBe(200);
+    const r = await post('/api/arcade/scores', { player: 'ana', score: '31' }, { ip });
+    expect(r.status).toBe(429);
+    expect(Number(r.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(r.body.error.code).toBe('rate_limited');
+  });
+
+  it('other methods are 405 with Allow: POST', async () => {
+    await expectPostOnly('/api/arcade/scores');
+  });
+});
+
 describe('when the submission store fails', () => {
-  it('the log refusing the write is a 502 (a topic the broker does not have)', async () => {
+  it('the log refusing the write is a 502 (a topic the broker does not have); 500 for article-unlock', async () => {
     const refusing = createSiteRecorder({ kafka, codec, topic: 'site.missing.v1', timeoutMs: 3_000 });
     recordTo = (e) => refusing.record(e);
     try {
-      const r = await post('/api/integration-request', request);
-      expect(r.status, JSON.stringify(r.body)).toBe(502);
-      expect(r.body).toMatchObject({ status: 502, title: 'Bad Gateway', error: { code: 'store_rejected' } });
+      for (const [path, body] of [
+        ['/api/footer-subscribe', subscribe],
+        ['/api/integration-request', request],
+        ['/api/integration-correction', correction],
+      ] as const) {
+        const r = await post(path, body);
+        expect(r.status, `${path} ${JSON.stringify(r.body)}`).toBe(502);
+        expect(r.headers['retry-after'], path).toBeUndefined();
+        expect(r.body).toMatchObject({ status: 502, title: 'Bad Gateway', error: { code: 'store_rejected' } });
+      }
+      const unlock = await post('/api/article-unlock', { email: 'e@example.com', slug: ARTICLES[0].slug });
+      expect(unlock.status).toBe(500);
+      expect(unlock.body).toMatchObject({ status: 500, error: { code: 'store_failed' } });
+      expect(unlock.headers['set-cookie']).toBeUndefined();
     } finally {
       recordTo = (e) => recorder.record(e);
       await refusing.close();
