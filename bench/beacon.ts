@@ -26,6 +26,7 @@ import { ByteWriter, requestBlock, writeFastEvent } from '../services/beacon/fas
 import { loadConfig } from '../services/common/config.ts';
 import { openConfigWriter } from '../services/store-config/writer.ts';
 import { memoryRegistry } from '../test/beacon/helpers.ts';
+import { recordFigures } from './out.ts';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
@@ -171,22 +172,26 @@ const snapshot = (pids: Record<string, number | undefined>): CpuSnapshot =>
  * CPU used per acknowledged event by each process during the run: a figure that holds on a shared,
  * loaded machine, where wall-clock throughput mostly measures the neighbours.
  */
-function reportCpu(before: CpuSnapshot, after: CpuSnapshot, events: number) {
+function reportCpu(before: CpuSnapshot, after: CpuSnapshot, events: number): Record<string, number> | undefined {
   if (events <= 0) return;
   let total = 0;
+  const figures: Record<string, number> = {};
   const parts: string[] = [];
   for (const [k, b] of Object.entries(before)) {
     const a = after[k];
     if (a === undefined || b === undefined) continue;
     const us = ((a - b) * 1e6) / events;
     total += us;
+    figures[`${k}_cpu_us_per_event`] = us;
     parts.push(`${k} ${us.toFixed(1)}`);
   }
   if (parts.length === 0) return;
+  figures.cpu_us_per_event = total;
   console.log(`  CPU per event (µs)          ${parts.join(', ')}; total ${total.toFixed(1)}`);
   console.log(
     `  → events/s with 2 cores to itself ≈ ${Math.round(2e6 / total).toLocaleString('en-US')} (1 core: ${Math.round(1e6 / total).toLocaleString('en-US')})`,
   );
+  return figures;
 }
 
 function report(label: string, beacon: Run, accepted: number, hello: Run) {
@@ -308,7 +313,9 @@ async function intakeOnly(hello: Run) {
     const cpuAfter = snapshot(pids);
     const accepted = (await ask()) - before;
     report('intake only (broker + redis + beacon process)', run, accepted, hello);
-    reportCpu(cpuBefore, cpuAfter, accepted);
+    const cpu = reportCpu(cpuBefore, cpuAfter, accepted);
+    // issue #21's goal: beacon.cpu_us_per_event ≤ 12 (beacon + broker + Redis, intake alone)
+    if (cpu) recordFigures('beacon', { ...cpu, intake_events_per_second: accepted / run.seconds });
   } finally {
     await stop(server);
     await stop(broker);

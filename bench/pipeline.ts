@@ -23,6 +23,7 @@ import { startStreams } from '../streams/service.ts';
 import { parseTrendingMessage, TRENDING_CHANNEL } from '../schemas/channels.ts';
 import { enrichedEvent, produce, searchRequest, startInfra, waitCaughtUp } from '../test/streams/helpers.ts';
 import { generateScenario } from '../test/streams/scenario.ts';
+import { recordFigures } from './out.ts';
 
 const argIdx = process.argv.indexOf('--events');
 const target = argIdx > 0 ? Number(process.argv[argIdx + 1]) : 30_000;
@@ -189,6 +190,18 @@ try {
   const replayCpu = cpuSeconds(rc0);
   await streams.stop();
 
+  // issue #21's goals: pipeline and replay ≥ 0.5× the bare insert of the same raw rows
+  recordFigures('pipeline', {
+    events_per_second: rate,
+    bare_insert_rows_per_second: baselineRate,
+    ratio_to_bare_insert: rate / baselineRate,
+    freshness_co_view_p95_ms: pct(coViewMs, 95),
+    freshness_trending_p95_ms: pct(trendingMs, 95),
+  });
+  recordFigures('replay', {
+    events_per_second: replay.eventsPerSecond,
+    ratio_to_bare_insert: replay.eventsPerSecond / baselineRate,
+  });
   const f = (x: number) => Math.round(x).toLocaleString('en-US');
   process.stdout.write(
     [
