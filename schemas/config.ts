@@ -196,14 +196,26 @@ export const SortExpression = z.strictObject({
     .strictObject({ mode: z.enum(['multiplicative', 'additive']), factor: z.number().min(-100).max(100) })
     .optional(),
 });
-export const SortOrderConfig = z.strictObject({
-  code: Code.refine((c) => c !== 'relevance', '`relevance` is built in and cannot be configured'),
-  nickname: z.string().trim().min(1).max(100),
-  scope: z.enum(['search', 'collection', 'both']).default('both'),
-  expressions: z.array(SortExpression).min(1).max(20),
-  /** search only: results scoring below this fraction are soft-demoted (default 0.5) */
-  soft_demotion_threshold: z.number().min(0).max(1).default(0.5),
-});
+export const SortOrderConfig = z
+  .strictObject({
+    code: Code.refine((c) => c !== 'relevance', '`relevance` is built in and cannot be configured'),
+    nickname: z.string().trim().min(1).max(100),
+    scope: z.enum(['search', 'collection', 'both']).default('both'),
+    expressions: z.array(SortExpression).min(1).max(20),
+    /** search only: results scoring below this fraction are soft-demoted (default 0.5) */
+    soft_demotion_threshold: z.number().min(0).max(1).default(0.5),
+    /**
+     * the collections (handles) whose default sort this is: browse without `sort_order_code` uses it before
+     * the collection's `service.default_sort_order` metafield. Kept on the sort order, so the default
+     * always names an existing sort order of the collection scope; when several name one collection, the
+     * lowest code wins.
+     */
+    default_for_collections: z.array(Handle).max(250).default([]),
+  })
+  .refine((s) => s.scope !== 'search' || s.default_for_collections.length === 0, {
+    message: 'a sort order of the search scope cannot be the default of a collection',
+    path: ['default_for_collections'],
+  });
 
 export const ANCHOR_TYPES = [
   'product',

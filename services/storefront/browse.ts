@@ -16,6 +16,7 @@ import type { StorefrontRequestState } from './frame.ts';
 import type { ResultsCache } from './results/cache.ts';
 import type { CatalogIndex } from './results/catalog.ts';
 import { browse, collectionFacets, type ResultsInput } from './results/engine.ts';
+import { scheduleEpoch } from './results/merch.ts';
 import { linkHeader, preloadSettings } from './results/preload.ts';
 
 export interface BrowseRoutesOptions {
@@ -64,9 +65,12 @@ function cacheKey(
   body: unknown,
 ): string | null {
   if (!opts.cache) return null;
+  // browse answers also change when a merchandising rule's or banner's schedule starts or ends
+  const ruleHandle = input.catalog.collection(handle)?.view.handle ?? handle;
+  const epoch = kind === 'browse' ? `.${scheduleEpoch(input.dir, sf.store.storeId, ruleHandle, input.now)}` : '';
   return opts.cache.key(
     sf.store.storeId,
-    `${input.catalog.version}.${sf.view.generation}`,
+    `${input.catalog.version}.${sf.view.generation}${epoch}`,
     kind,
     handle,
     body,
@@ -85,7 +89,7 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
         operationId: 'browseCollection',
         summary: 'Browse a collection',
         description:
-          "A merchandised, filterable, sortable, paginated collection page. Sort: `sort_order_code`, else the collection's default (its `service.default_sort_order` metafield), else the collection order. `dynamicLinking` pins products on page 1; the active merchandising rule (or `preview_id`'s) adds pins, boosts and banners (`appliedRules`). Headers: `X-Service-Results-Cache` (HIT|MISS) and `Link` image preloads.",
+          "A merchandised, filterable, sortable, paginated collection page. Sort: `sort_order_code`, else the collection's default: the sort order configured as its default (`default_for_collections`), else its `service.default_sort_order` metafield, else the collection order (`relevance`). `dynamicLinking` pins products on page 1; the active merchandising rule (or `preview_id`'s) adds pins, boosts and banners (`appliedRules`). Headers: `X-Service-Results-Cache` (HIT|MISS) and `Link` image preloads.",
         params: CollectionHandleParamsSchema,
         body: BrowseBodySchema,
         response: { 200: ResultEnvelopeSchema, 404: NOT_FOUND },

@@ -22,13 +22,21 @@ interface Product {
     price: string;
     sku: string;
     option1: string | null;
+    option2: string | null;
     inventory_levels?: { location_id: string; available: number }[];
   }[];
 }
 type Rec = Record<string, unknown> & {
   id: number;
   title: string;
-  variants: { id: number; price: string; sku: string | null; option1: string | null; available: boolean }[];
+  variants: {
+    id: number;
+    price: string;
+    sku: string | null;
+    option1: string | null;
+    option2: string | null;
+    available: boolean;
+  }[];
 };
 interface Envelope {
   results: Rec[];
@@ -70,6 +78,25 @@ const minPrice = (p: Product) => Math.min(...(p.variants ?? []).map((v) => Numbe
 let d: DemoStack;
 let storeId = '';
 let sink: DemoStack['sink'];
+
+/**
+ * Milliseconds from `since` until `probe` answers true (probed every 50 ms), or Infinity after
+ * `timeoutMs`: the freshness figure of the issue's "visible in browse within 1 s" bound.
+ */
+async function msUntil(since: number, probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<number> {
+  while (Date.now() - since < timeoutMs) {
+    if (await probe()) return Date.now() - since;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+/** the number of request events recorded for a request id (raw rows, so a duplicate would count twice) */
+const eventsOf = async (requestId: string | null) =>
+  Number(
+    (await sql<{ n: string }>(`SELECT toString(count()) AS n FROM requests_raw WHERE request_id = '${requestId}'`))[0]
+      ?.n ?? 0,
+  );
 
 const post = (path: string, body: unknown = {}, headers: Record<string, string> = {}) =>
   d.post<Envelope & { error?: { code: string; fields: { path: string }[] } }>(path, body, headers);
@@ -436,20 +463,27 @@ describe('browse: serving', () => {
     }
   });
 
-  it('records one browse request event per request, none for a preview', async () => {
-    const r = await browse(main.handle, { pagination: { limit: 2 } });
+  it('records exactly one browse request event per request, computed or from the cache', async () => {
+    const body = { pagination: { limit: 2 }, sort_order_code: 'newest' };
+    const r = await browse(main.handle, body);
+    const again = await browse(main.handle, body);
+    expect(again.res.headers.get('x-service-results-cache')).toBe('HIT');
     const rid = r.res.headers.get('x-request-id');
     await expect
       .poll(
         async () =>
-          (
-            await sql<{ kind: string; handle: string; n: string }>(
-              `SELECT toString(kind) AS kind, collection_handle AS handle, toString(length(result_product_ids)) AS n FROM requests_raw WHERE request_id = '${rid}'`,
-            )
-          )[0],
+          await sql<{ kind: string; handle: string; n: string }>(
+            `SELECT toString(kind) AS kind, collection_handle AS handle, toString(length(result_product_ids)) AS n FROM requests_raw WHERE request_id = '${rid}'`,
+          ),
         { timeout: 15_000, interval: 250 },
       )
-      .toEqual({ kind: 'browse', handle: main.handle, n: '2' });
+      .toEqual([{ kind: 'browse', handle: main.handle, n: '2' }]);
+    // a later request's event has arrived: neither request left a second row behind
+    const later = await browse(main.handle, { pagination: { limit: 1 } });
+    await expect
+      .poll(() => eventsOf(later.res.headers.get('x-request-id')), { timeout: 15_000, interval: 250 })
+      .toBe(1);
+    expect([await eventsOf(rid), await eventsOf(again.res.headers.get('x-request-id'))]).toEqual([1, 1]);
   });
 });
 
@@ -620,19 +654,116 @@ describe('collection facets', () => {
     expect(Object.keys(bare.body)).toEqual(['filters']);
     const missing = await post('/no-such-collection/facets', {});
     expect(missing.res.status).toBe(404);
-    // one `facets` request event, without products
+    // exactly one `facets` request event per request, without products (a cached answer too)
+    const again = await post(`/${main.handle}/facets`, {
+      facets: ['vendor', 'price'],
+      retrieveFacetCount: true,
+      includeFacetRanges: true,
+    });
+    expect(again.res.headers.get('x-service-results-cache')).toBe('HIT');
     const rid = r.res.headers.get('x-request-id');
     await expect
       .poll(
         async () =>
-          (
-            await sql<{ kind: string; handle: string }>(
-              `SELECT toString(kind) AS kind, collection_handle AS handle FROM requests_raw WHERE request_id = '${rid}'`,
-            )
-          )[0],
+          await sql<{ kind: string; handle: string; n: string }>(
+            `SELECT toString(kind) AS kind, collection_handle AS handle, toString(length(result_product_ids)) AS n FROM requests_raw WHERE request_id = '${rid}'`,
+          ),
         { timeout: 15_000, interval: 250 },
       )
-      .toEqual({ kind: 'facets', handle: main.handle });
+      .toEqual([{ kind: 'facets', handle: main.handle, n: '0' }]);
+    const later = await post(`/${main.handle}/facets`, { facets: ['vendor'] });
+    await expect
+      .poll(() => eventsOf(later.res.headers.get('x-request-id')), { timeout: 15_000, interval: 250 })
+      .toBe(1);
+    expect([await eventsOf(rid), await eventsOf(again.res.headers.get('x-request-id'))]).toEqual([1, 1]);
+  });
+
+  it('describes swatch metaobjects in facetDisplay on the facets endpoint, only when asked', async () => {
+    const code = 'metafields.shopify.color-pattern';
+    const r = await post(`/${main.handle}/facets`, {
+      facets: [code],
+      retrieveFacetCount: true,
+      enrichFacetMetaobjects: true,
+    });
+    expect(Object.keys(r.body).sort()).toEqual(['facetDisplay', 'facets', 'filters']);
+    const handles = Object.keys(r.body.facets[code]).sort();
+    expect(handles.length).toBeGreaterThan(1);
+    const display = r.body.facetDisplay[code] as Record<string, { handle: string; display_name: string }>;
+    expect(Object.keys(display).sort()).toEqual(handles);
+    for (const h of handles) {
+      const m = demo.metaobjects.find((x) => x.handle === h) as { display_name?: string; displayName?: string };
+      expect(display[h]).toMatchObject({ handle: h, display_name: m.display_name ?? m.displayName });
+    }
+    // display entries without counts: only facetDisplay and filters
+    const only = await post(`/${main.handle}/facets`, { facets: [code], enrichFacetMetaobjects: true });
+    expect(Object.keys(only.body).sort()).toEqual(['facetDisplay', 'filters']);
+    expect(only.body.facetDisplay).toEqual(r.body.facetDisplay);
+  });
+});
+
+describe('collection facets: channel visibility', () => {
+  it('counts only products visible on the channel: B2B-only, combined-listing children and future ones left out', async () => {
+    const home = collection('Home');
+    const identity = { companyLocationId: demo.b2b.companyLocation.gid, customerId: demo.b2b.customer.customer_id };
+    const vendors = async (extra: object = {}) =>
+      (await post(`/${home.handle}/facets`, { facets: ['vendor'], retrieveFacetCount: true, ...extra })).body.facets
+        .vendor;
+    const before = await vendors();
+    const source = products.get(home.product_ids[0]) as Product;
+    const now = () => new Date().toISOString();
+    // one variant each (one tile under the colour breakout), a vendor of its own
+    const make = (n: number, vendor: string, extra: object) => ({
+      ...(source as unknown as Record<string, unknown>),
+      id: String(9_099_999_300 + n),
+      handle: `${source.handle}-facet-${n}`,
+      vendor,
+      variants: [
+        { ...source.variants[0], id: String(9_099_999_310 + n), inventory_item_id: null, inventory_levels: [] },
+      ],
+      images: [],
+      updated_at: now(),
+      ...extra,
+    });
+    // in the B2B catalog only (not published on the online store), published next month, a combined-listing child
+    const b2bOnly = make(1, 'Facet B2B Only', { published_at: null });
+    const future = make(2, 'Facet Future', { published_at: new Date(Date.now() + 30 * 86_400_000).toISOString() });
+    const child = make(3, 'Facet Child', {});
+    const members = collections.find((c) => c.handle === home.handle) as unknown as Record<string, unknown>;
+    await sink.write(storeId, [
+      { type: 'product', ...b2bOnly },
+      { type: 'product', ...future },
+      { type: 'product', ...child },
+      {
+        type: 'collection',
+        ...members,
+        product_ids: [...home.product_ids, b2bOnly.id, future.id, child.id],
+        updated_at: now(),
+      },
+    ]);
+    // the index knows all three: the buyer sees the B2B-only and the future product; the child is a plain product so far
+    await expect
+      .poll(
+        async () => {
+          const buyer = await vendors({ identity });
+          return [(await vendors())['Facet Child'], buyer['Facet B2B Only'], buyer['Facet Future']];
+        },
+        { timeout: 15_000, interval: 100 },
+      )
+      .toEqual([1, 1, 1]);
+    await sink.write(storeId, [
+      {
+        type: 'product',
+        ...child,
+        combined_listing_role: 'child',
+        combined_listing_parent_product_id: source.id,
+        updated_at: now(),
+      },
+    ]);
+    await expect.poll(async () => (await vendors())['Facet Child'], { timeout: 15_000, interval: 100 }).toBeUndefined();
+    // the shop counts none of the three; the buyer counts their catalog's products, never a child
+    expect(await vendors()).toEqual(before);
+    const buyer = await vendors({ identity });
+    expect([buyer['Facet B2B Only'], buyer['Facet Future'], buyer['Facet Child']]).toEqual([1, 1, undefined]);
   });
 });
 
@@ -911,5 +1042,375 @@ describe('browse: the remaining sort and price rules', () => {
     const r = await browse(target.handle, { attributes: ['id', 'title'], pagination: { limit: 5 } });
     const t = r.body.results.find((x) => x.__typename === 'Variant') as Rec;
     expect(t.title).toBe((products.get(String(t.product_id)) as Product).title);
+  });
+});
+
+describe('browse: configured default sorts, merchandising freshness and rule details', () => {
+  const sortOrder = (code: string) => {
+    const o = demo.config.sort_order.find((x) => x.code === code);
+    if (!o) throw new Error(`no demo sort order ${code}`);
+    return o;
+  };
+  const sale = collection('Sale');
+  const liveRule = '01JE0000000000000000000301';
+
+  it('sorts a collection by the sort order configured as its default before the metafield; the lowest code wins', async () => {
+    const w = testStoreWriter();
+    const gifts = collection('Gifts Under 50');
+    const defaultOf = async () =>
+      (await browse(gifts.handle, { pagination: { limit: 100 } })).body as Envelope & {
+        _meta: { sortOrderCode: string };
+      };
+    // the demo collection's service.default_sort_order metafield
+    expect((await defaultOf())._meta.sortOrderCode).toBe('price_asc');
+    await w.putConfig(storeId, 'sort_order', { ...sortOrder('price_desc'), default_for_collections: [gifts.handle] });
+    await w.putConfig(storeId, 'sort_order', { ...sortOrder('newest'), default_for_collections: [gifts.handle] });
+    await waitForApp(w);
+    try {
+      const r = await defaultOf();
+      expect(r._meta.sortOrderCode).toBe('newest');
+      expect(r.totalResults).toBe(gifts.product_ids.length);
+      const published = r.results.map((x) => Date.parse(String(x.published_at)));
+      expect(published).toEqual([...published].sort((a, b) => b - a));
+      // the request's own sort order still wins
+      const asked = await browse(gifts.handle, { sort_order_code: 'price_asc', pagination: { limit: 1 } });
+      expect(asked.body._meta.sortOrderCode).toBe('price_asc');
+      // a search-only sort order cannot be a collection default: refused when written
+      await expect(
+        w.putConfig(storeId, 'sort_order', {
+          code: 'search_default',
+          nickname: 'Search default',
+          scope: 'search',
+          expressions: [{ attribute: 'price', direction: 'asc' }],
+          default_for_collections: [gifts.handle],
+        }),
+      ).rejects.toMatchObject({
+        issues: [
+          {
+            path: 'default_for_collections',
+            message: 'a sort order of the search scope cannot be the default of a collection',
+          },
+        ],
+      });
+      // newest no longer claims it: price_desc is the configured default
+      await w.putConfig(storeId, 'sort_order', sortOrder('newest'));
+      await waitForApp(w);
+      const desc = await defaultOf();
+      expect(desc._meta.sortOrderCode).toBe('price_desc');
+      const prices = desc.results.map((x) => minPrice(products.get(String(x.id)) as Product));
+      expect(prices).toEqual([...prices].sort((a, b) => b - a));
+    } finally {
+      await w.putConfig(storeId, 'sort_order', sortOrder('newest'));
+      await w.putConfig(storeId, 'sort_order', sortOrder('price_desc'));
+      await waitForApp(w);
+    }
+    // no configured default: the metafield again
+    expect((await defaultOf())._meta.sortOrderCode).toBe('price_asc');
+  });
+
+  it('shows a merchandising change in browse within a second of the write, as a cache MISS of the same body', async () => {
+    const w = testStoreWriter();
+    const body = { pagination: { limit: 5 } };
+    const first = await browse(sale.handle, body);
+    const second = await browse(sale.handle, body);
+    expect([first, second].map((x) => x.res.headers.get('x-service-results-cache'))).toEqual(['MISS', 'HIT']);
+    expect(first.body.appliedRules).toEqual([]);
+    const pin = sale.product_ids[4];
+    expect(String(first.body.results[0].id)).not.toBe(pin);
+    // putConfig resolves once Kafka acknowledged the record: the clock starts there
+    await w.putConfig(storeId, 'merch_rule', {
+      id: liveRule,
+      name: 'Sale pin',
+      collection_handle: sale.handle,
+      priority: 50,
+      pins: [{ product_id: pin, position: 1 }],
+    });
+    const acked = Date.now();
+    let seen: Awaited<ReturnType<typeof browse>> | undefined;
+    const elapsed = await msUntil(acked, async () => {
+      seen = await browse(sale.handle, body);
+      return seen.body.appliedRules[0]?.id === liveRule;
+    });
+    expect(
+      elapsed,
+      `the new merchandising rule applied in browse ${elapsed} ms after the write was acknowledged (bound: 1 000 ms)`,
+    ).toBeLessThan(1_000);
+    expect(String(seen?.body.results[0].id)).toBe(pin);
+    // the configuration change made the cached answer of the same body unreachable
+    expect(seen?.res.headers.get('x-service-results-cache')).toBe('MISS');
+    expect((await browse(sale.handle, body)).res.headers.get('x-service-results-cache')).toBe('HIT');
+  });
+
+  it('applies a rule only inside its schedule and when the request matches its conditions', async () => {
+    const w = testStoreWriter();
+    const day = 86_400_000;
+    const rule = (id: string, name: string, priority: number, pin: string, extra: object) => ({
+      id,
+      name,
+      collection_handle: sale.handle,
+      priority,
+      pins: [{ product_id: pin, position: 1 }],
+      ...extra,
+    });
+    await w.putConfig(
+      storeId,
+      'merch_rule',
+      rule('01JE0000000000000000000302', 'Ended', 0, sale.product_ids[1], {
+        schedule: {
+          start_at: new Date(Date.now() - 2 * day).toISOString(),
+          end_at: new Date(Date.now() - day).toISOString(),
+        },
+      }),
+    );
+    await w.putConfig(
+      storeId,
+      'merch_rule',
+      rule('01JE0000000000000000000303', 'Tomorrow', 1, sale.product_ids[2], {
+        schedule: { start_at: new Date(Date.now() + day).toISOString(), end_at: null },
+      }),
+    );
+    await w.putConfig(
+      storeId,
+      'merch_rule',
+      rule('01JE0000000000000000000304', 'French shoppers', 10, sale.product_ids[3], {
+        conditions: { expressions: [{ property: 'geo.country', operator: 'eq', values: ['FR'] }] },
+      }),
+    );
+    await waitForApp(w);
+    const applied = async (context: object) => {
+      const r = await browse(sale.handle, { context, pagination: { limit: 1 } });
+      return [r.body.appliedRules.map((x) => x.id), String(r.body.results[0].id)];
+    };
+    // out of schedule (ended, not started) never; the conditional rule for FR only; else the live rule
+    expect(await applied({})).toEqual([[liveRule], sale.product_ids[4]]);
+    expect(await applied({ geo: { country: 'DE' } })).toEqual([[liveRule], sale.product_ids[4]]);
+    expect(await applied({ geo: { country: 'FR' } })).toEqual([['01JE0000000000000000000304'], sale.product_ids[3]]);
+  });
+
+  it('shows a banner with device conditions to mobile devices only', async () => {
+    const summer = collection('Summer Edit');
+    const banners = async (userAgent: string) => {
+      const r = await browse(summer.handle, { pagination: { limit: 1 } }, { 'user-agent': userAgent });
+      expect(r.body.appliedRules.map((x) => x.id)).toEqual(['01JDDEM0000000000000000R01']);
+      return r.body.appliedRules[0].banners.map((b) => b.id);
+    };
+    const desktop = await banners(
+      'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+    );
+    const mobile = await banners(
+      'Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1',
+    );
+    // the demo rule's mobile-only banner (N03) next to the unconditional ones
+    expect(desktop).toEqual(['01JDDEM0000000000000000N01', '01JDDEM0000000000000000N02']);
+    expect(mobile.sort()).toEqual([...desktop, '01JDDEM0000000000000000N03'].sort());
+  });
+
+  it('pins dynamicLinking before the merchandising pins, skipping sold-out and invisible products', async () => {
+    const now = () => new Date().toISOString();
+    // the sold-out member
+    const soldOut = products.get(sale.product_ids[6]) as Product;
+    await sink.write(storeId, [
+      {
+        type: 'product',
+        ...soldOut,
+        updated_at: now(),
+        variants: soldOut.variants.map((v) => ({
+          ...v,
+          available: false,
+          inventory_quantity: 0,
+          inventory_policy: 'deny',
+          inventory_levels: v.inventory_levels?.map((l) => ({ ...l, available: 0 })),
+        })),
+      },
+    ]);
+    // an invisible member: first published (so the index surely knows it), then a draft
+    const source = products.get(sale.product_ids[0]) as Product;
+    const hidden = {
+      ...(source as unknown as Record<string, unknown>),
+      id: '9099999201',
+      handle: `${source.handle}-dl-hidden`,
+      variants: [{ ...source.variants[0], id: '9099999202', inventory_item_id: null, inventory_levels: [] }],
+      images: [],
+    };
+    const members = collections.find((c) => c.handle === sale.handle) as unknown as Record<string, unknown>;
+    await sink.write(storeId, [
+      { type: 'product', ...hidden, updated_at: now() },
+      { type: 'collection', ...members, product_ids: [...sale.product_ids, hidden.id], updated_at: now() },
+    ]);
+    const byId = (id: string, extra: object = {}) =>
+      browse(sale.handle, {
+        ...extra,
+        filter_group: { expressions: [{ property: 'id', operator: 'eq', values: [Number(id)] }] },
+      });
+    await expect
+      .poll(async () => (await byId(hidden.id)).body.totalResults, { timeout: 15_000, interval: 100 })
+      .toBe(1);
+    await sink.write(storeId, [{ type: 'product', ...hidden, status: 'draft', published_at: null, updated_at: now() }]);
+    await expect
+      .poll(
+        async () => [
+          (await byId(hidden.id)).body.totalResults,
+          (await byId(soldOut.id, { forceHideOutOfStock: true })).body.totalResults,
+        ],
+        { timeout: 15_000, interval: 100 },
+      )
+      .toEqual([0, 0]);
+    // a linked product that is visible and available
+    const available = (
+      await browse(sale.handle, { forceHideOutOfStock: true, pagination: { limit: 100 } })
+    ).body.results
+      .map((x) => String(x.id))
+      .filter((id) => id !== sale.product_ids[4]);
+    const linked = products.get(available[available.length - 1]) as Product;
+    const r = await browse(sale.handle, {
+      dynamicLinking: { products: [soldOut.handle, hidden.handle, Number(hidden.id), linked.handle] },
+      pagination: { limit: 5 },
+    });
+    expect(r.body.appliedRules.map((x) => x.id)).toEqual([liveRule]);
+    // the linked product first, the rule's pin (position 1) after it; the sold-out and hidden ones nowhere near
+    expect(r.body.results.slice(0, 2).map((x) => String(x.id))).toEqual([linked.id, sale.product_ids[4]]);
+    expect(r.body.results.map((x) => String(x.id))).not.toContain(hidden.id);
+    expect(String(r.body.results[2].id)).not.toBe(soldOut.id);
+  });
+
+  it('orders trending and popularity by the stream aggregates; best-selling leaves out sales older than 7 days', async () => {
+    // products with orders so far (best-selling test) and collections other tests change
+    const busy = new Set(
+      collections
+        .filter((c) => c.handle !== main.handle && c.product_ids.length > 12)
+        .filter((c) => c.metafields.some((m) => m.key === 'default_sort_order' && m.value === 'best_selling'))[0]
+        .product_ids.slice(10, 13),
+    );
+    const used = new Set([main.handle, sale.handle, 'home', 'accessories', 'footwear', 'apparel', 'summer-edit']);
+    const target = collections.find(
+      (c) =>
+        !used.has(c.handle) &&
+        c.product_ids.length >= 8 &&
+        c.metafields.some((m) => m.key === 'default_sort_order' && m.value === 'best_selling') &&
+        !c.product_ids.some((id) => busy.has(id)),
+    ) as Collection;
+    expect(target).toBeDefined();
+    const old = products.get(target.product_ids[5]) as Product;
+    const recent = products.get(target.product_ids[7]) as Product;
+    const order = (id: number, p: Product, quantity: number, daysAgo: number) => {
+      const at = new Date(Date.now() - daysAgo * 86_400_000).toISOString();
+      return {
+        type: 'order' as const,
+        id,
+        created_at: at,
+        updated_at: at,
+        processed_at: at,
+        cancelled_at: null,
+        currency: 'USD',
+        total_price: (Number(p.variants[0].price) * quantity).toFixed(2),
+        test: false,
+        line_items: [{ product_id: p.id, variant_id: p.variants[0].id, quantity, price: p.variants[0].price }],
+      };
+    };
+    // 20 units 10 days ago: popular (100), not trending (no recent sales against a baseline), no 7-day revenue;
+    // 1 unit today: trending (6), less popular (5), the only 7-day revenue
+    await sink.write(storeId, [order(880_000_101, old, 20, 10), order(880_000_102, recent, 1, 0)]);
+    const top = async (code: string, n: number) =>
+      (await browse(target.handle, { sort_order_code: code, pagination: { limit: n } })).body.results.map((x) =>
+        String(x.id),
+      );
+    await expect
+      .poll(async () => [await top('trending', 2), await top('popularity', 2)], { timeout: 30_000, interval: 250 })
+      .toEqual([
+        [recent.id, old.id],
+        [old.id, recent.id],
+      ]);
+    // best-selling: the recent sale first, then the collection order (the old sale counts for nothing)
+    expect(await top('best_selling', 8)).toEqual(
+      [recent.id, ...target.product_ids.filter((id) => id !== recent.id)].slice(0, 8),
+    );
+  });
+
+  it('does not serve an answer cached before a scheduled rule starts once it has started', async () => {
+    const w = testStoreWriter();
+    const soonRule = '01JE0000000000000000000305';
+    const startsAt = Date.now() + 8_000;
+    await w.putConfig(storeId, 'merch_rule', {
+      id: soonRule,
+      name: 'Starts soon',
+      collection_handle: sale.handle,
+      priority: 5,
+      pins: [{ product_id: sale.product_ids[8], position: 1 }],
+      schedule: { start_at: new Date(startsAt).toISOString(), end_at: null },
+    });
+    await waitForApp(w);
+    try {
+      const body = { pagination: { limit: 3 } };
+      const seen = async () => {
+        const r = await browse(sale.handle, body);
+        return [r.res.headers.get('x-service-results-cache'), r.body.appliedRules[0]?.id, String(r.body.results[0].id)];
+      };
+      const before = [await seen(), await seen()];
+      expect(Date.now(), 'both answers came before the start').toBeLessThan(startsAt);
+      expect(before).toEqual([
+        ['MISS', liveRule, sale.product_ids[4]],
+        ['HIT', liveRule, sale.product_ids[4]],
+      ]);
+      await new Promise((r) => setTimeout(r, startsAt - Date.now() + 50));
+      // no configuration or catalog change happened: the start itself makes the cached answer unreachable
+      expect(await seen()).toEqual(['MISS', soonRule, sale.product_ids[8]]);
+    } finally {
+      await w.deleteConfig(storeId, 'merch_rule', soonRule);
+      await waitForApp(w);
+    }
+  });
+});
+
+describe('browse: defaultSelectedOptions with filters and breakouts', () => {
+  it('is skipped under an option filter: the first variant by position', async () => {
+    const p = main.product_ids
+      .map((id) => products.get(id) as Product)
+      .find((x) => x.variants[0].option1 !== x.variants[x.variants.length - 1].option1) as Product;
+    const last = p.variants[p.variants.length - 1];
+    const select = (expressions: object[]) =>
+      browse(main.handle, {
+        defaultSelectedOptions: [{ optionCode: 'Color', value: last.option1 as string }],
+        filter_group: { expressions: [{ property: 'id', operator: 'eq', values: [Number(p.id)] }, ...expressions] },
+        attributes: ['id', 'first_or_matched_variant'],
+      });
+    // without a variant filter: the first variant of the selected colour
+    const plain = await select([]);
+    const matched = p.variants.find((v) => v.option1 === last.option1) as Product['variants'][number];
+    expect(matched.id).not.toBe(p.variants[0].id);
+    expect((plain.body.results[0].first_or_matched_variant as { id: number }).id).toBe(Number(matched.id));
+    const filtered = await select([{ property: 'options.Color', operator: 'eq', values: [last.option1] }]);
+    expect(filtered.body.totalResults).toBe(1);
+    expect((filtered.body.results[0].first_or_matched_variant as { id: number }).id).toBe(Number(p.variants[0].id));
+  });
+
+  it('makes variant tiles follow the entries of the other options, within their own option value', async () => {
+    const footwear = collection('Footwear');
+    // a product with a colour sold in at least two sizes
+    const p = footwear.product_ids
+      .map((id) => products.get(id) as Product)
+      .find((x) => x.variants.filter((v) => v.option1 === x.variants[0].option1).length >= 2) as Product;
+    const colour = p.variants[0].option1 as string;
+    const size = p.variants.filter((v) => v.option1 === colour)[1].option2 as string;
+    const r = await browse(footwear.handle, {
+      defaultSelectedOptions: [
+        { optionCode: 'Color', value: colour },
+        { optionCode: 'Size', value: size },
+      ],
+      filter_group: { expressions: [{ property: 'id', operator: 'eq', values: [Number(p.id)] }] },
+      attributes: ['id', 'variants', 'first_or_matched_variant'],
+      pagination: { limit: 50 },
+    });
+    const colours = new Set(p.variants.map((v) => v.option1));
+    expect(r.body.totalResults).toBe(colours.size);
+    for (const t of r.body.results) {
+      expect(t.__typename).toBe('Variant');
+      const tileColour = t.variants[0].option1;
+      const group = p.variants.filter((v) => v.option1 === tileColour);
+      // the selected size within the tile's colour, else its first variant; the colour entry does not pick
+      const want = group.find((v) => v.option2 === size) ?? group[0];
+      expect((t.first_or_matched_variant as { id: number }).id, `tile ${tileColour}`).toBe(Number(want.id));
+    }
+    const own = r.body.results.find((t) => t.variants[0].option1 === colour) as Rec;
+    expect((own.first_or_matched_variant as { id: number }).id).not.toBe(Number(p.variants[0].id));
   });
 });

@@ -140,4 +140,32 @@ describe('rules across fields', () => {
     expect(r({ type: 'demote' })).toMatchObject({ ok: false, issues: [{ path: 'match' }] });
     expect(r({ type: 'pin', product_ids: ['1'] })).toMatchObject({ ok: true, value: { status: 'draft', queries: [] } });
   });
+
+  it('sort orders: a collection default names collection handles and is refused on a search-only order', () => {
+    const s = (input: object) =>
+      validateConfig('sort_order', {
+        code: 'price_asc',
+        nickname: 'Price',
+        expressions: [{ attribute: 'price', direction: 'asc' }],
+        ...input,
+      });
+    expect(s({})).toMatchObject({ ok: true, value: { default_for_collections: [] } });
+    expect(s({ scope: 'collection', default_for_collections: ['shoes', 'summer-edit'] })).toMatchObject({
+      ok: true,
+      value: { default_for_collections: ['shoes', 'summer-edit'] },
+    });
+    expect(s({ scope: 'search', default_for_collections: ['shoes'] })).toEqual({
+      ok: false,
+      issues: [
+        {
+          path: 'default_for_collections',
+          message: 'a sort order of the search scope cannot be the default of a collection',
+        },
+      ],
+    });
+    expect(s({ default_for_collections: ['Shoes!'] })).toMatchObject({
+      ok: false,
+      issues: [{ path: 'default_for_collections[0]' }],
+    });
+  });
 });

@@ -1,10 +1,12 @@
 // The results cache behind `X-Service-Results-Cache: HIT|MISS`: a response body (without its
 // attributionToken, which is per request) in Redis, keyed by
-//   sf:rc:{<store>}:<catalog version>.<configuration generation>:<sha256 of endpoint, path and body, and the
-//   resolved request scope (market, B2B location, channel, geo, device, customer, marketing, locale)>
-// so every key is scoped by store, and a catalog change (the in-process index version) or a store
-// configuration change (the store view's generation) makes every older entry unreachable: nothing stale is
-// ever served, and the old entries expire (TTL). Identity ids (session, device, customer) are left out of
+//   sf:rc:{<store>}:<catalog version>.<configuration generation>[.<schedule epoch>]:<sha256 of endpoint,
+//   path and body, and the resolved request scope (market, B2B location, channel, geo, device, customer,
+//   marketing, locale)>
+// so every key is scoped by store, and a catalog change (the in-process index version), a store
+// configuration change (the store view's generation) or, on browse, a merchandising schedule boundary
+// passing (the latest rule or banner start/end reached: results/merch.ts scheduleEpoch) makes every older
+// entry unreachable: nothing stale is ever served, and the old entries expire (TTL). Identity ids (session, device, customer) are left out of
 // the key: they do not change browse or facets results (B2B scope is in it through the location).
 // Redis errors or slowness (> 50 ms) count as a miss; a write never delays the response.
 //

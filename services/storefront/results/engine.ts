@@ -4,7 +4,7 @@
 // dynamic linking (page 1) → page → records (attributes). Browse and facets are built here; search,
 // blocks and similar reuse `prepare`, `finish` and the pieces they call.
 import { toNumericId } from '../../../schemas/fields.ts';
-import { normalizeOptionCode } from '../../../schemas/config.ts';
+import { type ConfigPayload, normalizeOptionCode } from '../../../schemas/config.ts';
 import type {
   BrowseBody,
   FacetsBody,
@@ -239,6 +239,24 @@ function collectionPage(
   return { collection, scope, products };
 }
 
+/**
+ * A collection's default sort order: the configured one (the sort order whose `default_for_collections`
+ * names the collection's handle; the lowest code when several do), else its `service.default_sort_order`
+ * metafield when that names a sort order of the collection scope, else `relevance` (the collection order).
+ */
+export function defaultSortOf(
+  orders: readonly ConfigPayload<'sort_order'>[],
+  collection: Pick<IndexedCollection, 'view'>,
+): string {
+  let configured: string | null = null;
+  for (const o of orders)
+    if (o.scope !== 'search' && o.default_for_collections.includes(collection.view.handle))
+      if (configured === null || o.code < configured) configured = o.code;
+  if (configured !== null) return configured;
+  const metafield = collection.view.default_sort_order;
+  return metafield && orders.some((o) => o.code === metafield && o.scope !== 'search') ? metafield : 'relevance';
+}
+
 export interface BrowseResult {
   envelope: Omit<ResultEnvelope, 'attributionToken'>;
   productIds: string[];
@@ -255,11 +273,9 @@ export function browse(input: ResultsInput, handle: string, body: BrowseBody): B
   const facetCodes = expandFacets(body.facets, catalog, scope);
   const filter = tileFilter(body.filter_group, scope);
 
-  // the sort order: requested, else the collection's default (its service.default_sort_order metafield)
+  // the sort order: requested, else the collection's default
   const orders = input.dir.items(view.storeId, 'sort_order');
-  const configuredDefault = collection.view.default_sort_order;
-  const defaultCode =
-    configuredDefault && orders.some((o) => o.code === configuredDefault) ? configuredDefault : 'relevance';
+  const defaultCode = defaultSortOf(orders, collection);
   const sortCode = body.sort_order_code ?? defaultCode;
   const order = resolveSortOrder(sortCode, orders, 'collection');
 

@@ -98,7 +98,8 @@ export function computeFacets(
     const get = propertyOf(code, scope);
     if (typeof get === 'string') continue;
     const ranged = RANGE_CODES.has(code);
-    if (want.counts && !ranged) {
+    // display entries describe the values found, so they need the values even without counts
+    if ((want.counts || want.display) && !ranged) {
       const counts = new Map<string, number>();
       for (const t of tiles) {
         const values = get(t);
@@ -113,7 +114,7 @@ export function computeFacets(
       }
       // most frequent first, then by value
       const sorted = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-      out.facets[code] = Object.fromEntries(sorted);
+      if (want.counts) out.facets[code] = Object.fromEntries(sorted);
       if (want.display) {
         const display: FacetResult['facetDisplay'][string] = {};
         for (const [handle] of sorted) {

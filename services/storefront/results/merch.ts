@@ -131,6 +131,32 @@ export function activeRule(
   return rule ? { rule, id: rule.id, preview: false } : null;
 }
 
+/**
+ * The latest schedule boundary (a rule's or a banner's start or end) of the collection's rules that has
+ * passed at `now`, in ms (0 when none): part of the results-cache key, so an answer cached before a rule or
+ * banner went live or ended is not served after that moment (no configuration change marks it).
+ */
+export function scheduleEpoch(dir: StoreDirectory, storeId: string, handle: string, now: number): number {
+  let latest = 0;
+  const passed = (iso: string | null) => {
+    if (iso === null) return;
+    const t = Date.parse(iso);
+    if (t <= now && t > latest) latest = t;
+  };
+  for (const r of dir.items(storeId, 'merch_rule')) {
+    if (r.collection_handle !== handle) continue;
+    if (r.schedule) {
+      passed(r.schedule.start_at);
+      passed(r.schedule.end_at);
+    }
+    for (const b of r.banners) {
+      passed(b.schedule_start_at);
+      passed(b.schedule_end_at);
+    }
+  }
+  return latest;
+}
+
 /** the rule's banners live for this request, lowest sort_index first */
 export function liveBanners(rule: Rule, rc: RequestContext, now: number): Banner[] {
   return rule.banners

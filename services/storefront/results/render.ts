@@ -148,11 +148,15 @@ function variantRecord(t: Tile, v: VariantView, i: number, opts: RenderOptions) 
   };
 }
 
-/** the variant `first_or_matched_variant` names: the first matching a selected option value, else the first */
+/**
+ * the variant `first_or_matched_variant` names: the first matching a selected option value, else the first.
+ * A variant tile (breakout) follows the entries of the other options only: its breakout value is fixed.
+ */
 function matchedVariantIndex(t: Tile, selected: Map<string, Set<string>> | null): number {
   if (selected && selected.size > 0) {
     const i = t.variants.findIndex((v) => {
       for (const [code, values] of selected) {
+        if (t.breakout && code === t.breakout.optionCode) continue;
         const value = variantOption(t.item, v, code);
         if (value !== null && values.has(value)) return true;
       }
