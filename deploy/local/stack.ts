@@ -1,6 +1,13 @@
 // The single-node stack: redis-server, the embedded Kafka-protocol broker and the app process, each a
 // child process. A component whose URL is configured (REDIS_URL, KAFKA_BROKERS, …) is not started; the
 // configured server is used instead. Used by `npm start` and by the test harness.
+//
+// Supervision (opts.restart, on for `npm start`): once the stack is up, a child that exits on its own is
+// started again with the same command, port and data directory after a backoff, and the others keep
+// running (the app's Kafka and Redis clients reconnect; the beacon answers 503 + Retry-After while the
+// broker is away). A component that crashes `maxCrashes` times within `windowMs` is not started again:
+// `exited` resolves with `gaveUp` and the launcher stops the rest. Without opts.restart, `exited`
+// resolves with the first unexpected exit (the test harness and benches).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
@@ -17,13 +24,38 @@ export interface StackOptions {
   /** extra environment for the app process */
   appEnv?: Record<string, string>;
   startTimeoutMs?: number;
+  /** restart crashed children (see the top of this file); unset: no restarts */
+  restart?: RestartPolicy;
+  /** the supervisor's lines (a child exited, restarting in …, back after …, giving up); default stderr */
+  log?: (line: string) => void;
+}
+
+export interface RestartPolicy {
+  /** a component that crashed this many times within `windowMs` is not restarted (1: never restart) */
+  maxCrashes: number;
+  windowMs: number;
+  /** delay before the first restart; doubles with each further crash within the window */
+  backoffMs: number;
+  maxBackoffMs: number;
+}
+
+export interface StackExit {
+  component: string;
+  code: number | null;
+  signal: string | null;
+  /** set when the component crashed too often under a restart policy: its crashes within the window */
+  gaveUp?: { crashes: number; windowMs: number };
 }
 
 export interface Stack {
   urls: Record<string, string>;
+  /** the current process of each component (replaced on a restart) */
   children: Record<string, ChildProcess>;
-  /** resolves with the first unexpected child exit */
-  exited: Promise<{ component: string; code: number | null; signal: string | null }>;
+  /** restarts so far, by component */
+  restarts: Record<string, number>;
+  /** resolves when the stack cannot go on: the first unexpected child exit, or (with opts.restart) a
+   *  component that crashed too often */
+  exited: Promise<StackExit>;
   stop(): Promise<void>;
 }
 
@@ -81,14 +113,31 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
     output = (_component, line) => void process.stdout.write(pretty(line));
   }
   const timeout = opts.startTimeoutMs ?? 60_000;
+  const log = opts.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const children: Record<string, ChildProcess> = {};
   const order: string[] = [];
+  /** how each component is started and when it is ready (for restarts) */
+  const specs: Record<string, { start: () => ChildProcess; ready: (child: ChildProcess) => Promise<void> }> = {};
+  const crashes: Record<string, number[]> = {};
+  const restarts: Record<string, number> = {};
+  const timers = new Set<NodeJS.Timeout>();
   let stopping = false;
-  let onExit!: (v: { component: string; code: number | null; signal: string | null }) => void;
-  const exited = new Promise<{ component: string; code: number | null; signal: string | null }>((r) => {
-    onExit = r;
+  let supervising = false; // restarts begin once the whole stack is up; a failed start fails
+  let settled = false;
+  let onExit!: (v: StackExit) => void;
+  const exited = new Promise<StackExit>((r) => {
+    onExit = (v) => {
+      if (settled) return;
+      settled = true;
+      r(v);
+    };
   });
   mkdirSync(config.dataDir, { recursive: true });
+  // a launcher that ends without stop() (an uncaught error, process.exit) takes the detached ones along
+  const detached = new Set<string>();
+  process.once('exit', () => {
+    for (const component of detached) children[component]?.kill('SIGKILL');
+  });
 
   const launch = (
     component: string,
@@ -126,18 +175,97 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
         });
       }
     }
-    child.on('exit', (code, signal) => {
-      if (!stopping) onExit({ component, code, signal });
+    let gone = false;
+    const onGone = (code: number | null, signal: string | null) => {
+      if (gone) return;
+      gone = true;
+      if (stopping || children[component] !== child) return;
+      if (!supervising || !opts.restart) onExit({ component, code, signal });
+      else crashed(component, code, signal);
+    };
+    child.on('exit', onGone);
+    // a spawn that failed (no pid) reports 'error' and may never report 'exit': a crash like any other
+    child.on('error', (err) => {
+      if (child.pid !== undefined) return;
+      log(`launcher: ${component} could not be started: ${err.message}`);
+      onGone(null, null);
     });
     children[component] = child;
-    order.push(component);
-    // a launcher that ends without stop() (an uncaught error, process.exit) takes the detached ones along
-    if (ownGroup) process.once('exit', () => child.kill('SIGKILL'));
+    if (!order.includes(component)) order.push(component);
+    if (ownGroup) detached.add(component);
     return child;
   };
 
+  const crashed = (component: string, code: number | null, signal: string | null) => {
+    const policy = opts.restart!;
+    const now = Date.now();
+    const recent = (crashes[component] ?? []).filter((t) => now - t < policy.windowMs);
+    recent.push(now);
+    crashes[component] = recent;
+    const how = `code ${code}, signal ${signal}`;
+    if (recent.length >= policy.maxCrashes) {
+      log(
+        `launcher: ${component} exited unexpectedly (${how}), its crash ${recent.length} within ${seconds(policy.windowMs)}: giving up`,
+      );
+      onExit({ component, code, signal, gaveUp: { crashes: recent.length, windowMs: policy.windowMs } });
+      return;
+    }
+    const delay = Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** (recent.length - 1));
+    log(
+      `launcher: ${component} exited unexpectedly (${how}); restarting it in ${seconds(delay)} ` +
+        `(crash ${recent.length} of ${policy.maxCrashes} allowed within ${seconds(policy.windowMs)})`,
+    );
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      void relaunch(component);
+    }, delay);
+    timers.add(timer);
+  };
+
+  const relaunch = async (component: string) => {
+    if (stopping || settled) return;
+    const spec = specs[component]!;
+    const t0 = Date.now();
+    const child = spec.start();
+    restarts[component] = (restarts[component] ?? 0) + 1;
+    const gone = new Promise<'gone'>((r) => child.once('exit', () => r('gone')));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((r) => {
+      timer = setTimeout(() => r('late'), timeout);
+    });
+    const result = await Promise.race([spec.ready(child).then(() => 'ready' as const), gone, late]);
+    clearTimeout(timer);
+    if (result === 'ready' && !stopping) {
+      log(`launcher: ${component} restarted (pid ${child.pid}), serving again after ${seconds(Date.now() - t0)}`);
+    } else if (result === 'late' && !stopping) {
+      // neither ready nor gone: a hung start counts as a crash (the exit handler restarts or gives up)
+      log(`launcher: ${component} was not ready within ${seconds(timeout)} of its restart; killing it`);
+      child.kill('SIGKILL');
+    }
+  };
+
+  /** resolves once `probe` answers true while `child` runs (rejects if it exits first) */
+  const until = (child: ChildProcess, probe: () => Promise<boolean>) =>
+    new Promise<void>((resolve, reject) => {
+      const tick = async () => {
+        if (stopping || child.exitCode !== null || child.signalCode !== null) return reject(new Error('exited'));
+        if (await probe()) return resolve();
+        setTimeout(tick, 100);
+      };
+      void tick();
+    }).catch(() => new Promise<void>(() => {})); // an exit is reported by the exit handler: never resolve
+  /** the app's 'ready' message */
+  const appReady = (child: ChildProcess) =>
+    new Promise<Record<string, string>>((resolve) => {
+      child.on('message', (m: { type?: string; urls?: Record<string, string> }) => {
+        if (m?.type === 'ready' && m.urls) resolve(m.urls);
+      });
+    });
+
   const stop = async () => {
     stopping = true;
+    for (const t of timers) clearTimeout(t);
+    timers.clear();
     // app first (it flushes consumers and producers), then the broker, then redis
     for (const component of [...order].reverse()) {
       await terminate(children[component], component === 'app' ? 30_000 : 15_000);
@@ -149,80 +277,83 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
       const redisBin = ensureRedisServer();
       const dir = path.join(config.dataDir, 'redis');
       mkdirSync(dir, { recursive: true });
-      launch(
-        'redis',
-        redisBin,
-        [
-          '--port',
-          String(config.REDIS_PORT),
-          '--bind',
-          config.HOST,
-          '--dir',
-          dir,
-          '--appendonly',
-          'yes',
-          '--appendfsync',
-          'everysec',
-          '--save',
-          '',
-          // the beacon's dedup marks expire a whole time bucket (a set) at once: free it off the main thread
-          '--lazyfree-lazy-expire',
-          'yes',
-          '--protected-mode',
-          'no',
-          '--daemonize',
-          'no',
-          '--loglevel',
-          'warning',
-        ],
-        process.env,
-      );
-      await waitFor('redis', () => redisPing(config.HOST, config.REDIS_PORT), timeout, exited);
+      const redisArgs = [
+        '--port',
+        String(config.REDIS_PORT),
+        '--bind',
+        config.HOST,
+        '--dir',
+        dir,
+        '--appendonly',
+        'yes',
+        '--appendfsync',
+        'everysec',
+        '--save',
+        '',
+        // the beacon's dedup marks expire a whole time bucket (a set) at once: free it off the main thread
+        '--lazyfree-lazy-expire',
+        'yes',
+        '--protected-mode',
+        'no',
+        '--daemonize',
+        'no',
+        '--loglevel',
+        'warning',
+      ];
+      const ping = () => redisPing(config.HOST, config.REDIS_PORT);
+      specs.redis = {
+        start: () => launch('redis', redisBin, redisArgs, process.env),
+        ready: (child) => until(child, ping),
+      };
+      specs.redis.start();
+      await waitFor('redis', ping, timeout, exited);
     }
     if (config.embedded.kafka) {
       const main = path.join(ROOT, 'services/kafka-broker/main.ts');
-      launch(
-        'broker',
-        process.execPath,
-        [main],
-        {
-          ...childEnv(config),
-          BROKER_HOST: config.HOST,
-          BROKER_PORT: String(config.KAFKA_PORT),
-          BROKER_DATA_DIR: path.join(config.dataDir, 'kafka'),
-          BROKER_FSYNC: config.BROKER_FSYNC,
-        },
-        { ipc: true, ownGroup: true },
-      );
-      await waitFor('broker', () => tcpOpen(config.HOST, config.KAFKA_PORT), timeout, exited);
+      const env = {
+        ...childEnv(config),
+        BROKER_HOST: config.HOST,
+        BROKER_PORT: String(config.KAFKA_PORT),
+        BROKER_DATA_DIR: path.join(config.dataDir, 'kafka'),
+        BROKER_FSYNC: config.BROKER_FSYNC,
+      };
+      const open = () => tcpOpen(config.HOST, config.KAFKA_PORT);
+      specs.broker = {
+        start: () => launch('broker', process.execPath, [main], env, { ipc: true, ownGroup: true }),
+        ready: (child) => until(child, open),
+      };
+      specs.broker.start();
+      await waitFor('broker', open, timeout, exited);
     }
-    const app = launch(
-      'app',
-      process.execPath,
-      [path.join(ROOT, 'services/app/main.ts')],
-      childEnv(config, opts.appEnv),
-      { ipc: true },
-    );
+    const appEnv = childEnv(config, opts.appEnv);
+    specs.app = {
+      start: () => launch('app', process.execPath, [path.join(ROOT, 'services/app/main.ts')], appEnv, { ipc: true }),
+      ready: (child) => appReady(child).then(() => {}),
+    };
+    const app = specs.app.start();
     const urls = await new Promise<Record<string, string>>((resolve, reject) => {
       const timer = setTimeout(() => reject(new StackError(`app did not become ready within ${timeout} ms`)), timeout);
-      app.on('message', (m: { type?: string; urls?: Record<string, string> }) => {
-        if (m?.type === 'ready' && m.urls) {
-          clearTimeout(timer);
-          resolve(m.urls);
-        }
+      appReady(app).then((u) => {
+        clearTimeout(timer);
+        resolve(u);
       });
       exited.then(({ component, code, signal }) => {
         clearTimeout(timer);
         reject(new StackError(`${component} exited during start-up (code ${code}, signal ${signal})`));
       });
     });
+    supervising = true;
     if (config.embedded.redis) urls.redis = `redis://${config.HOST}:${config.REDIS_PORT}`;
     if (config.embedded.kafka) urls.kafka = `${config.HOST}:${config.KAFKA_PORT}`;
-    return { urls, children, exited, stop };
+    return { urls, children, restarts, exited, stop };
   } catch (err) {
     await stop();
     throw err;
   }
+}
+
+function seconds(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 }
 
 async function terminate(child: ChildProcess | undefined, graceMs: number) {

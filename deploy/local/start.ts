@@ -1,13 +1,24 @@
-// `npm start`: the single-node stack with its URLs printed; Ctrl-C stops everything cleanly.
-import { loadConfigOrExit } from '../../services/common/config.ts';
+// `npm start`: the single-node stack with its URLs printed; Ctrl-C stops everything cleanly. A crashed
+// child is restarted with backoff (deploy/local/restart-policy.ts); one that crashes too often stops
+// the stack with exit code 69.
+import { ConfigError, loadConfigOrExit } from '../../services/common/config.ts';
+import { EXIT_GAVE_UP, loadRestartPolicy } from './restart-policy.ts';
 import { StackError, startStack } from './stack.ts';
 
 const config = loadConfigOrExit();
+let restart: ReturnType<typeof loadRestartPolicy>;
+try {
+  restart = loadRestartPolicy();
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`${err.message}\n`);
+  process.exit(78); // EX_CONFIG, as loadConfigOrExit
+}
 process.stdout.write(`Starting the single-node stack (data in ${config.dataDir})…\n`);
 
 let stack: Awaited<ReturnType<typeof startStack>>;
 try {
-  stack = await startStack(config);
+  stack = await startStack(config, { restart, log: (line) => void process.stderr.write(`${line}\n`) });
 } catch (err) {
   process.stderr.write(`\n${err instanceof StackError ? err.message : (err as Error).stack}\n`);
   process.exit(1);
@@ -50,6 +61,12 @@ process.on('SIGINT', () => void shutdown('SIGINT', 0));
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
 // a closed terminal: stop the stack like Ctrl-C (a signal death would skip the children's cleanup)
 process.on('SIGHUP', () => void shutdown('SIGHUP', 0));
-stack.exited.then(({ component, code, signal }) =>
-  shutdown(`${component} exited unexpectedly (code ${code}, signal ${signal})`, 1),
+stack.exited.then(({ component, code, signal, gaveUp }) =>
+  gaveUp
+    ? shutdown(
+        `${component} crashed ${gaveUp.crashes} times within ${Math.round(gaveUp.windowMs / 1000)} s ` +
+          `(last exit: code ${code}, signal ${signal}); the launcher gives up (exit code ${EXIT_GAVE_UP})`,
+        EXIT_GAVE_UP,
+      )
+    : shutdown(`${component} exited unexpectedly (code ${code}, signal ${signal})`, 1),
 );
