@@ -30,7 +30,8 @@ export interface Served {
   etag: string;
 }
 
-function served(body: string | Buffer, type: string): Served {
+/** a document served as is: its bytes, content type and a strong ETag of the bytes */
+export function served(body: string | Buffer, type: string): Served {
   const buf = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   return { body: buf, type, etag: `"${createHash('sha256').update(buf).digest('base64url').slice(0, 27)}"` };
 }

@@ -32,6 +32,7 @@ import {
   STORE_MCP_RESOURCE_METADATA_PATH,
   STORE_MCP_SCOPE,
   type Served,
+  served,
   siteOpenApi,
 } from './discovery.ts';
 import { handleMcp } from './mcp.ts';
@@ -79,6 +80,7 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
   const unlockKey = opts.unlockKey ?? randomBytes(32);
   const skills = loadSkills();
   const skillByName = new Map(skills.map((s) => [s.name, s]));
+  const skillFiles = new Map(skills.map((s) => [s.name, served(s.body, 'text/markdown; charset=utf-8')]));
 
   // ------------------------------------------------------------------ parsing and errors
   app.addContentTypeParser(
@@ -190,7 +192,7 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
   app.get<{ Params: { name: string } }>('/.well-known/agent-skills/:name/SKILL.md', async (req, reply) => {
     const s = skillByName.get(req.params.name);
     if (!s) throw new SiteError(404, 'skill_not_found', `No skill named ${req.params.name}.`, 'See index.json.');
-    return reply.type('text/markdown; charset=utf-8').header('cache-control', 'public, max-age=300').send(s.body);
+    return send(req, reply, skillFiles.get(s.name) as Served);
   });
   onlyMethods('/.well-known/agent-skills/:name/SKILL.md', ['GET']);
 

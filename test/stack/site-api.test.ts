@@ -131,3 +131,28 @@ describe('pages', () => {
     expect(d.counter.count).toMatch(/^\d/);
   });
 });
+
+describe('methods', () => {
+  it('the read endpoints, the pages and the assets answer GET and HEAD only: others are 405 with Allow', async () => {
+    const paths = [
+      '/api/searches-served',
+      '/api/arcade/leaderboard',
+      '/api/ops/dashboard',
+      '/',
+      `/articles/${ARTICLES[0].slug}`,
+      '/integrations',
+      '/docs',
+      '/ops',
+      '/assets/arcade.js',
+    ];
+    for (const path of paths) {
+      expect((await fetch(`${stack().httpUrl}${path}`, { method: 'HEAD' })).status, `HEAD ${path}`).toBe(200);
+      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+        const r = await fetch(`${stack().httpUrl}${path}`, { method });
+        expect(r.status, `${method} ${path}`).toBe(405);
+        expect(r.headers.get('allow'), `${method} ${path}`).toBe('GET, HEAD');
+        expect(await json(r)).toMatchObject({ status: 405, instance: path, error: { code: 'method_not_allowed' } });
+      }
+    }
+  });
+});

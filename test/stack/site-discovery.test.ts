@@ -189,6 +189,32 @@ describe('llms.txt, sitemap, API catalog, agent skills', () => {
 });
 
 describe('methods', () => {
+  it('every discovery document carries an ETag (304 on If-None-Match) and Cache-Control', async () => {
+    const index = await json(await fetch(`${base}/.well-known/agent-skills/index.json`));
+    for (const path of [
+      '/openapi.json',
+      '/openapi.yaml',
+      '/llms.txt',
+      '/sitemap.xml',
+      '/.well-known/api-catalog',
+      '/.well-known/agent-skills/index.json',
+      ...index.skills.map((s: { url: string }) => s.url),
+      '/.well-known/mcp',
+      '/.well-known/oauth-protected-resource/mcp/v1',
+      '/.well-known/oauth-authorization-server',
+    ]) {
+      const r = await fetch(`${base}${path}`);
+      expect(r.status, path).toBe(200);
+      await r.body?.cancel();
+      expect(r.headers.get('cache-control'), path).toBe('public, max-age=300');
+      const etag = r.headers.get('etag') as string;
+      expect(etag, path).toMatch(/^"[\w-]+"$/);
+      const again = await fetch(`${base}${path}`, { headers: { 'if-none-match': etag } });
+      expect(again.status, path).toBe(304);
+      expect(await again.text()).toBe('');
+    }
+  });
+
   it('the discovery documents answer GET and HEAD only: other methods are 405 with Allow and a problem body', async () => {
     const index = await json(await fetch(`${base}/.well-known/agent-skills/index.json`));
     const paths = [
