@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DemoStore } from '../../services/demo/generator/generator.ts';
 import { type DemoStack, demoStack, generateTestDemo } from '../helpers/demo-stack.ts';
 import { sql } from '../helpers/stack.ts';
+import type { ConfigKind } from '../../schemas/config.ts';
+import type { WriteResult } from '../../services/store-config/writer.ts';
 import { testStoreWriter, waitForApp } from '../helpers/stores.ts';
 
 /** the demo's product objects, as the assertions read them */
@@ -1185,6 +1187,32 @@ describe('browse: configured default sorts, merchandising freshness and rule det
     expect(await applied({})).toEqual([[liveRule], sale.product_ids[4]]);
     expect(await applied({ geo: { country: 'DE' } })).toEqual([[liveRule], sale.product_ids[4]]);
     expect(await applied({ geo: { country: 'FR' } })).toEqual([['01JE0000000000000000000304'], sale.product_ids[3]]);
+  });
+
+  it('answers 404 for a preview older than its hour, and never for a live one of the same rule', async () => {
+    const w = testStoreWriter();
+    const rule = { id: liveRule, name: 'Sale pin v2', collection_handle: sale.handle, pins: [] };
+    const live = await w.putConfig(storeId, 'merch_preview', { rule });
+    // the writer stamps every preview with created_at = now: the expired one goes through its producer
+    const produce = (
+      w as unknown as {
+        produce(store: string, kind: ConfigKind, id: string, payload: unknown): Promise<WriteResult>;
+      }
+    ).produce.bind(w);
+    const expiredId = randomUUID();
+    const expired = await produce(storeId, 'merch_preview', expiredId, {
+      id: expiredId,
+      rule: { ...live.value.rule, name: 'Sale pin (expired)' },
+      created_at: new Date(Date.now() - 2 * 3_600_000).toISOString(),
+      expires_at: new Date(Date.now() - 3_600_000).toISOString(),
+    });
+    await waitForApp(expired);
+    const r = await browse(sale.handle, { preview_id: expiredId });
+    expect(r.res.status).toBe(404);
+    expect(r.body.error).toMatchObject({ code: 'not_found', fields: [{ path: 'preview_id' }] });
+    const ok = await browse(sale.handle, { preview_id: live.itemId, pagination: { limit: 1 } });
+    expect(ok.res.status).toBe(200);
+    expect(ok.body.appliedRules).toEqual([{ id: liveRule, name: 'Sale pin v2', preview: true, banners: [] }]);
   });
 
   it('shows a banner with device conditions to mobile devices only', async () => {
