@@ -156,8 +156,16 @@ describe('llms.txt, sitemap, API catalog, agent skills', () => {
       `${base}/openapi.yaml`,
     ]);
     expect(linkset[0]['service-doc'][0]).toEqual({ href: `${base}/docs`, type: 'text/html' });
-    for (const rel of ['service-desc', 'service-doc'])
-      for (const l of linkset[0][rel]) expect((await fetch(l.href)).status, l.href).toBe(200);
+    expect(linkset[0]['service-meta']).toEqual([{ href: `${base}/.well-known/mcp`, type: 'application/json' }]);
+    // every link of the catalog resolves
+    const rels = Object.keys(linkset[0]).filter((k) => k !== 'anchor');
+    expect(rels.sort()).toEqual(['service-desc', 'service-doc', 'service-meta', 'status']);
+    for (const rel of rels)
+      for (const l of linkset[0][rel]) {
+        const res = await fetch(l.href);
+        expect(res.status, l.href).toBe(200);
+        await res.body?.cancel();
+      }
     expect((await fetch(`${base}/.well-known/api-catalog`, { method: 'HEAD' })).status).toBe(200);
     // the home page links it (RFC 9727 §3)
     expect((await fetch(`${base}/`)).headers.get('link')).toBe('</.well-known/api-catalog>; rel="api-catalog"');
