@@ -61,6 +61,7 @@ interface BrowserGlobals {
     addEventListener(type: string, fn: () => void): void;
   };
   location?: { href: string };
+  history?: { pushState(...args: unknown[]): void; replaceState(...args: unknown[]): void };
   localStorage?: Storage;
   navigator?: { onLine?: boolean; sendBeacon?(url: string, body: string): boolean };
   addEventListener?(type: string, fn: () => void): void;
@@ -236,10 +237,23 @@ export function createTracker(opts: TrackerOptions) {
     });
     g.addEventListener('online', () => void flush());
     g.addEventListener('popstate', () => routeChange());
+    // a single-page storefront's navigations: history.pushState / replaceState are route changes too
+    const history = g.history;
+    if (history)
+      for (const name of ['pushState', 'replaceState'] as const) {
+        const original = history[name];
+        if (typeof original !== 'function') continue;
+        history[name] = function (this: unknown, ...args: unknown[]) {
+          const out = original.apply(this, args);
+          routeChange();
+          return out;
+        };
+      }
   }
   if (queue.length) schedule(0);
 
-  /** a route change in a single-page storefront: the session is refreshed */
+  /** a route change in a single-page storefront (popstate, pushState, replaceState are hooked; a router
+   * that changes routes otherwise calls it): the session's inactivity window is refreshed */
   function routeChange() {
     sessionId = session();
   }

@@ -386,6 +386,36 @@ describe('demo shop in a browser', () => {
     await expect.poll(async () => (await events('event_id = {e:String}', { e: eventId })).length, SLOW).toBe(1);
   });
 
+  it('history.pushState and replaceState are route changes: they keep the session alive', async () => {
+    const { page } = await newPage();
+    await page.goto(`${base}/shop`);
+    await ready(page);
+    // a tracker of the page with a 4 s inactivity window (the shop's has 30 minutes) and storage of its own
+    await page.evaluate(`(async () => {
+      const { createTracker } = await import('/sdk/v1/storefront-sdk.js');
+      const m = new Map();
+      window.shortTracker = createTracker({
+        token: 'unused', baseUrl: '', sessionTimeoutMs: 4000, flushDelayMs: 600000, sessionCookies: [],
+        storage: { getItem: (k) => m.get(k) ?? null, setItem: (k, v) => void m.set(k, v) },
+      });
+    })()`);
+    const sessionNow = () =>
+      page.evaluate(
+        'window.shortTracker.track("collection_view", { collection_handle: "x" }).session_id',
+      ) as Promise<string>;
+    const first = await sessionNow();
+    // 2.5 s, a pushState, 2.5 s, a replaceState, 2.5 s: 7.5 s in all, never 4 s without a route change
+    await page.waitForTimeout(2_500);
+    await page.evaluate(`history.pushState({}, '', '/shop/cart?step=1')`);
+    await page.waitForTimeout(2_500);
+    await page.evaluate(`history.replaceState({}, '', '/shop/cart?step=2')`);
+    await page.waitForTimeout(2_500);
+    expect(await sessionNow()).toBe(first);
+    // without a route change (or an event) for longer than the window, a new session starts
+    await page.waitForTimeout(4_500);
+    expect(await sessionNow()).not.toBe(first);
+  });
+
   it('page hide flushes the queue', async () => {
     const { page } = await newPage();
     await page.goto(`${base}/shop/cart`);
