@@ -114,19 +114,22 @@ export const KINDS: KindSpec[] = [
           '--soft-demotion-threshold <x>',
           `${range(bounds(SORT_ORDER, 'soft_demotion_threshold'))} (search only)`,
           numberOf(SORT_ORDER, 'soft_demotion_threshold'),
-        ),
+        )
+        .option('--default-for <handle>', 'a collection whose default sort this is, repeatable', repeat),
     fromFlags: (o) => ({
       code: o.code,
       nickname: o.nickname,
       scope: o.scope,
       expressions: o.expr,
       soft_demotion_threshold: o.softDemotionThreshold,
+      default_for_collections: o.defaultFor,
     }),
     summary: (s: ConfigPayload<'sort_order'>) =>
       `${s.code}\t${s.nickname}\t${s.scope}\t${s.expressions.map((e) => `${e.attribute}:${e.direction}`).join(' ')}`,
     examples: [
       'sort-orders put <store> --code newest --nickname Newest --expr published_at:desc',
       'sort-orders put <store> --code price_asc --nickname "Price: low to high" --scope collection --expr price:asc',
+      'sort-orders put <store> --code newest --default-for new-arrivals',
       'sort-orders delete <store> newest',
     ],
   },

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CONFIG_SCHEMAS, StoreConfig } from '../../schemas/config.ts';
 import { buildProgram } from '../../services/admin/cli.ts';
 import { bounds, choices, field } from '../../services/admin/flags.ts';
+import { KINDS } from '../../services/admin/kinds.ts';
 
 function option(path: string, flag: string): Option {
   let cmd: Command = buildProgram();
@@ -39,5 +40,25 @@ describe('admin flags read from the config schemas', () => {
     ) => number;
     expect(threshold('0.25', undefined)).toBe(0.25);
     expect(() => threshold('1.5', undefined)).toThrow('expected a number from 0 to 1');
+  });
+
+  it('sets a sort order as the default of collections with a repeatable --default-for', async () => {
+    const cmd = buildProgram()
+      .commands.find((c) => c.name() === 'sort-orders')
+      ?.commands.find((c) => c.name() === 'put') as Command;
+    cmd.exitOverride().action(() => {});
+    await cmd.parseAsync(['s1', '--code', 'newest', '--default-for', 'new-in', '--default-for', 'sale'], {
+      from: 'user',
+    });
+    const spec = KINDS.find((k) => k.kind === 'sort_order');
+    const item = spec?.fromFlags(cmd.opts());
+    expect(item).toMatchObject({ code: 'newest', default_for_collections: ['new-in', 'sale'] });
+    expect(
+      CONFIG_SCHEMAS.sort_order.safeParse({
+        ...item,
+        nickname: 'Newest',
+        expressions: [{ attribute: 'published_at', direction: 'desc' }],
+      }).success,
+    ).toBe(true);
   });
 });
