@@ -5,7 +5,8 @@ import { createClient, createTracker } from '/sdk/v1/storefront-sdk.js';
 
 const cfg = JSON.parse(document.getElementById('shop-config').textContent);
 const main = document.getElementById('main');
-const metrics = { suggest: [] };
+/** suggest: input event → suggestions drawn (ms); painted: when each was drawn (performance.now()) */
+const metrics = { suggest: [], painted: [] };
 window.shop = { metrics };
 
 const ATTRS = [
@@ -108,7 +109,12 @@ function autocomplete(client, tracker) {
       .map((q, i) => `<li role="option" data-position="${i + 1}" data-query="${h(q)}">${h(q)}</li>`)
       .join('');
     list.hidden = r.data.matchedQueries.length === 0;
-    if (typed) requestAnimationFrame(() => metrics.suggest.push(performance.now() - t0));
+    if (typed)
+      requestAnimationFrame(() => {
+        const at = performance.now();
+        metrics.suggest.push(at - t0);
+        metrics.painted.push(at);
+      });
     // prepare the likely search while the shopper types: execute on submit uses it
     clearTimeout(prepareTimer);
     if (typed.trim().length >= 2)
