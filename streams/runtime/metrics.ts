@@ -35,6 +35,11 @@ export const streamMetrics = {
     ['processor', 'table'],
   ),
   writeRetries: counter('stream_write_retries_total', 'Retried ClickHouse writes', ['processor', 'mode']),
+  writesFailing: gauge(
+    'stream_writes_failing',
+    'Partitions whose consumption is paused on a failing write (retried until it succeeds; nothing committed meanwhile)',
+    ['processor', 'mode'],
+  ),
   freshness: histogram(
     'stream_event_freshness_seconds',
     'Broker append time → committed into ClickHouse',

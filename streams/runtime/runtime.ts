@@ -10,7 +10,8 @@
 //   3. duplicates by business id are removed (claims.ts; tombstones are never duplicates);
 //   4. the processor turns the rest into rows per table;
 //   5. each table is written with insert_deduplication_token `${topic}/${partition}/${first}-${last}`
-//      (plus `/${table}` when the processor writes several tables);
+//      (plus `/${table}` when the processor writes several tables); a failing write is retried until it
+//      succeeds (withRetry: the partition waits, nothing is dead-lettered or committed meanwhile);
 //   6. the processor's after-write hook runs (state saves, notifications);
 //   7. only then the offset `last + 1` is resolved and committed.
 // A crash anywhere before 7 re-reads the same chunk: the writes that already happened are dropped by
@@ -55,7 +56,8 @@ export function defaultGroupId(processorName: string): string {
   return `streams.${processorName}`;
 }
 
-const MAX_WRITE_ATTEMPTS = 6;
+/** the longest back-off between two attempts of a failing write */
+export const RETRY_MAX_MS = 3_000;
 
 export class ProcessorRunner<T> {
   readonly processor: Processor<T>;
@@ -74,6 +76,8 @@ export class ProcessorRunner<T> {
   private paused = false;
   private readonly inFlight = new Set<Promise<void>>();
   private doneWaiters: (() => void)[] = [];
+  /** back-off sleeps of failing writes, woken by stop() and pause() */
+  private readonly wakers = new Set<() => void>();
   /** cumulative wall time per stage (ms) and chunk counts: what a chunk costs, for the benchmark */
   readonly stats = new StageStats();
 
@@ -141,6 +145,7 @@ export class ProcessorRunner<T> {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.wakeSleepers();
     await this.settle();
     await this.client?.stop();
     this.logger.info({ group: this.groupId }, 'processor stopped');
@@ -150,6 +155,7 @@ export class ProcessorRunner<T> {
   async pause(): Promise<void> {
     this.paused = true;
     this.client?.pause();
+    this.wakeSleepers();
     await this.settle();
   }
 
@@ -235,7 +241,13 @@ export class ProcessorRunner<T> {
       if (recorded === undefined) await this.journal.begin(topic, partition, first, last);
       const t0 = performance.now();
       this.stats.add('journal', t0 - tj);
-      await this.processChunk(batch, chunk, first, last);
+      try {
+        await this.processChunk(batch, chunk, first, last);
+      } catch (err) {
+        if (!(err instanceof WriteAbandoned)) throw err;
+        this.logger.info({ partition, first: String(first), last: String(last) }, err.message);
+        return;
+      }
       const tc = performance.now();
       batch.resolve(last.toString());
       await batch.commit((last + 1n).toString());
@@ -374,7 +386,12 @@ export class ProcessorRunner<T> {
     for (const w of result.writes) {
       if (w.rows.length === 0) continue;
       const token = `${topic}/${partition}/${first}-${last}${multi ? `/${w.table}` : ''}`;
-      await this.withRetry(() => this.deps.db.insert(this.ctx.table(w.table), w.rows, { dedupToken: token }));
+      await this.withRetry(() => this.deps.db.insert(this.ctx.table(w.table), w.rows, { dedupToken: token }), {
+        batch,
+        first,
+        last,
+        table: w.table,
+      });
       streamMetrics.rows.inc({ processor: name, mode: this.mode, table: w.table }, w.rows.length);
       lap(`insert ${w.table}`);
       this.stats.rows.set(w.table, (this.stats.rows.get(w.table) ?? 0) + w.rows.length);
@@ -382,24 +399,129 @@ export class ProcessorRunner<T> {
       // (kafkajs sends one only when the heartbeat interval has passed)
       await batch.heartbeat().catch(() => {});
     }
-    if (result.afterWrite) await this.withRetry(result.afterWrite);
+    if (result.afterWrite) await this.withRetry(result.afterWrite, { batch, first, last, table: 'afterWrite' });
     lap('afterWrite');
     streamMetrics.messages.inc({ processor: name, mode: this.mode, outcome: 'written' }, kept.length);
     if (dlq.length) streamMetrics.messages.inc({ processor: name, mode: this.mode, outcome: 'dlq' }, dlq.length);
   }
 
-  private async withRetry(fn: () => Promise<void>): Promise<void> {
+  /**
+   * A write (ClickHouse insert, after-write hook) is retried until it succeeds: a failing engine (down,
+   * out of disk, refusing inserts) is never the messages' fault, so nothing is dead-lettered, skipped or
+   * committed meanwhile. The partition's consumption waits on this chunk (its batch is not resolved), the
+   * consumer keeps its group membership (heartbeats), `stream_write_retries_total` counts the attempts,
+   * `stream_writes_failing` shows the waiting partitions and `stream_consumer_lag` the backlog (refreshed
+   * from the broker while waiting). Back-off doubles from 200 ms to RETRY_MAX_MS. Once the write succeeds
+   * the chunk goes on (its already written tables are dropped by their tokens) and the backlog follows.
+   * Stop, pause or a revoked partition abandon the chunk uncommitted: it is read again with the same
+   * boundaries (journal).
+   */
+  private async withRetry(fn: () => Promise<void>, what: WriteTarget): Promise<void> {
+    const { batch, first, last, table } = what;
+    const labels = { processor: this.processor.name, mode: this.mode };
+    let failingSince = 0;
     for (let attempt = 1; ; attempt++) {
       try {
         await fn();
+        if (failingSince) {
+          streamMetrics.writesFailing.dec(labels);
+          this.logger.warn(
+            {
+              table,
+              partition: batch.partition,
+              first: String(first),
+              last: String(last),
+              attempts: attempt,
+              failedForMs: Math.round(performance.now() - failingSince),
+            },
+            'write succeeded again: consumption resumes',
+          );
+        }
         return;
       } catch (err) {
-        if (attempt >= MAX_WRITE_ATTEMPTS || this.stopped) throw err;
-        streamMetrics.writeRetries.inc({ processor: this.processor.name, mode: this.mode });
-        this.logger.warn({ err: (err as Error).message, attempt }, 'write failed; retrying');
-        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 3_000)));
+        if (!failingSince) {
+          failingSince = performance.now();
+          streamMetrics.writesFailing.inc(labels);
+        }
+        const abandon = this.stopped || this.paused || !batch.isActive();
+        if (abandon) {
+          streamMetrics.writesFailing.dec(labels);
+          throw new WriteAbandoned(err);
+        }
+        streamMetrics.writeRetries.inc(labels);
+        const delay = Math.min(100 * 2 ** attempt, RETRY_MAX_MS);
+        // every attempt while backing off, then about once a minute
+        if (attempt <= 6 || attempt % Math.ceil(60_000 / RETRY_MAX_MS) === 0) {
+          this.logger.warn(
+            {
+              err: (err as Error).message,
+              table,
+              partition: batch.partition,
+              first: String(first),
+              last: String(last),
+              attempt,
+              retryInMs: delay,
+            },
+            `write to ${table} failed: consumption of partition ${batch.partition} paused, nothing committed; retrying until it succeeds`,
+          );
+        }
+        await this.refreshLag().catch(() => {});
+        await batch.heartbeat().catch(() => {});
+        await this.sleep(delay);
       }
     }
+  }
+
+  private lagRefreshedAt = 0;
+
+  /** stream_consumer_lag of every partition from the broker (high watermark − committed), at most once a second */
+  private async refreshLag(): Promise<void> {
+    if (!this.client || performance.now() - this.lagRefreshedAt < 1_000) return;
+    this.lagRefreshedAt = performance.now();
+    const [high, committed] = await Promise.all([
+      this.client.highWatermarks(this.topic),
+      this.client.committed(this.topic),
+    ]);
+    for (const [partition, hw] of high) {
+      const c = committed.get(partition) ?? -1n;
+      const from = c < 0n ? 0n : c;
+      streamMetrics.lag.set(
+        { processor: this.processor.name, mode: this.mode, topic: this.topic, partition: String(partition) },
+        Number(hw > from ? hw - from : 0n),
+      );
+    }
+  }
+
+  /** a back-off sleep that stop() and pause() cut short */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.wakers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.wakers.add(wake);
+    });
+  }
+
+  private wakeSleepers(): void {
+    for (const w of [...this.wakers]) w();
+  }
+}
+
+interface WriteTarget {
+  batch: SourceBatch;
+  first: bigint;
+  last: bigint;
+  /** the table written, or `afterWrite` */
+  table: string;
+}
+
+/** A failing write given up because the runner stops or pauses, or the partition was revoked (nothing committed). */
+class WriteAbandoned extends Error {
+  constructor(cause: unknown) {
+    super(`write abandoned (stopping, pausing or partition revoked): ${(cause as Error).message}`, { cause });
   }
 }
 
