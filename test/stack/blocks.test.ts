@@ -50,6 +50,43 @@ async function putBlock(item: Record<string, unknown>): Promise<string> {
 
 const block = (id: string, body: Record<string, unknown> = {}) => d.post<BlockAnswer>(`/blocks/${id}/products`, body);
 
+/** a shopper's browser (bot traffic feeds no behavioural aggregate) */
+const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
+
+/** events of one shopper session, a millisecond apart in the order given */
+function session(tag: string, steps: Record<string, unknown>[]): Record<string, unknown>[] {
+  const id = `${tag}-${ulid()}`;
+  const t = Date.now() - 60_000;
+  return steps.map((e, i) => ({ event_id: ulid(), timestamp: new Date(t + i).toISOString(), session_id: id, ...e }));
+}
+const view = (id: string) => ({ event_type: 'product_view', product_id: Number(id) });
+const cart = (id: string) => ({ event_type: 'add_to_cart', product_id: Number(id), quantity: 1, price: '10.00' });
+const purchase = (...pids: string[]) => ({
+  event_type: 'purchase',
+  currency: 'USD',
+  line_items: pids.map((id) => ({ product_id: Number(id), quantity: 1, price: '10.00' })),
+});
+const search = (query: string) => ({ event_type: 'search', query, contextual_data: { search_source: 'typed' } });
+
+/** sends events through /beacon; returns when the beacon acknowledged them (performance.now()) */
+async function beacon(events: Record<string, unknown>[]): Promise<number> {
+  const res = await fetch(`${stack().httpUrl}/beacon`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-storefront-access-token': d.token, 'user-agent': BROWSER_UA },
+    body: JSON.stringify({ events }),
+  });
+  const acked = performance.now();
+  expect(res.status).toBe(201);
+  return acked;
+}
+
+/** published products no shopper of the demo touched (no engagement, no sale): planted behaviour is their only evidence */
+let quiet: string[] = [];
+const takeQuiet = (n: number): string[] => {
+  expect(quiet.length).toBeGreaterThanOrEqual(n);
+  return quiet.splice(0, n);
+};
+
 beforeAll(async () => {
   d = await demoStack({ name: 'blocks', products: 1200, sessions: 500, seed: 'blocks' });
   const stats = await d.replay();
@@ -69,6 +106,21 @@ beforeAll(async () => {
     },
     { timeout: 120_000, interval: 500 },
   );
+  const touched = new Set(
+    (
+      await sql<{ pid: string }>(
+        `SELECT DISTINCT toString(product_id) AS pid FROM product_popularity_daily WHERE store_id = '${d.storeId}'`,
+      )
+    ).map((r) => r.pid),
+  );
+  const planted = new Set([
+    ...d.demo.groundTruth.coViewClusters.flatMap((c) => c.productIds),
+    ...d.demo.groundTruth.bundles.flatMap((b) => b.productIds),
+  ]);
+  quiet = [...d.demo.products()]
+    .filter((p) => p.status === 'active' && p.published_at && !touched.has(p.id) && !planted.has(p.id))
+    .map((p) => p.id)
+    .reverse();
 }, 600_000);
 
 afterAll(async () => {
@@ -105,47 +157,18 @@ describe('blocks: quality on the planted truth', () => {
   });
 
   it('a new co-view pattern sent through /beacon changes the block (relations re-read from agg:related)', async () => {
-    // two products nobody viewed together: the last two of the catalog outside every cluster
-    const clustered = new Set(d.demo.groundTruth.coViewClusters.flatMap((c) => c.productIds));
-    const all = [...d.demo.products()].map((p) => p.id).filter((id) => !clustered.has(id));
-    const [a, b] = all.slice(-2);
+    // two products nobody viewed (together or at all)
+    const [a, b] = takeQuiet(2);
     const before = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a });
     expect(ids(before.body)).not.toContain(b);
-    const now = Date.now();
-    const events = Array.from({ length: 6 }, (_, s) => [
-      {
-        event_id: ulid(),
-        event_type: 'product_view',
-        timestamp: new Date(now + s).toISOString(),
-        session_id: `cv-${now}-${s}`,
-        product_id: Number(a),
-      },
-      {
-        event_id: ulid(),
-        event_type: 'product_view',
-        timestamp: new Date(now + s + 1).toISOString(),
-        session_id: `cv-${now}-${s}`,
-        product_id: Number(b),
-      },
-    ]).flat();
-    const res = await fetch(`${stack().httpUrl}/beacon`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-storefront-access-token': d.token,
-        // a shopper's browser (bot traffic feeds no behavioural aggregate)
-        'user-agent':
-          'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
-      },
-      body: JSON.stringify({ events }),
-    });
-    expect(res.status).toBe(201);
+    await beacon(Array.from({ length: 6 }, () => session('cv', [view(a), view(b)])).flat());
+    // the first pattern after the demo replay waits behind the replay's backlog in the events processor
     await expect
-      .poll(async () => ids((await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a })).body).slice(0, 3), {
-        timeout: 15_000,
+      .poll(async () => ids((await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a })).body)[0], {
+        timeout: 60_000,
         interval: 100,
       })
-      .toContain(b);
+      .toBe(b);
   });
 });
 
@@ -162,7 +185,15 @@ describe('blocks: the request', () => {
     });
     expect(r.body.resultsPerPage).toBe(5);
     expect(r.body.results).toHaveLength(5);
-    expect(typeof r.body.results[0].created_at).toBe('number');
+    // Unix seconds (not milliseconds): the catalog's ISO timestamps, to the second
+    const byId = new Map([...d.demo.products()].map((p) => [p.id, p]));
+    for (const x of r.body.results) {
+      expect(x.created_at).toBeLessThan(1e11);
+      expect(x.published_at).toBeLessThan(1e11);
+      const p = byId.get(String(x.id));
+      expect(x.created_at).toBe(Math.floor(Date.parse(String(p?.created_at)) / 1000));
+      expect(x.published_at).toBe(Math.floor(Date.parse(String(p?.published_at)) / 1000));
+    }
     expect(r.body.attributionToken).toBe(r.res.headers.get('x-request-id'));
     // newest first
     const published = r.body.results.map((x) => x.published_at);
@@ -223,7 +254,7 @@ describe('blocks: the request', () => {
     for (const other of bundle.slice(1)) expect(got).toContain(other);
   });
 
-  it('collection anchors take an id or a handle; trending in collection stays inside it', async () => {
+  it('collection anchors take an id or a handle; new arrivals in a collection stay inside it', async () => {
     const c = d.demo.collections.find((x) => x.product_ids.length > 20) as (typeof d.demo.collections)[number];
     const id = await putBlock({ anchor_type: 'collection', strategy_key: 'new_arrivals' });
     const byHandle = await block(id, { anchor_id: c.handle });
@@ -247,6 +278,37 @@ describe('blocks: the request', () => {
     const best = await block(DEMO_BLOCKS.bestSellers, { pagination: { limit: 3 } });
     const noBest = await block(DEMO_BLOCKS.bestSellers, { excludeProductIds: ids(best.body) });
     for (const x of ids(best.body)) expect(ids(noBest.body)).not.toContain(x);
+    // a block with nothing of its own (no prior search) answers its fallback's newest products, without the excluded
+    const empty = await putBlock({
+      anchor_type: 'none',
+      strategy_key: 'searched_then_viewed',
+      safeguards: { min_products: 3, max_products: 6, hide_out_of_stock: false },
+      fallback: [{ block_id: DEMO_BLOCKS.newArrivals, mode: 'fill' }],
+    });
+    const plain = await block(empty);
+    expect(plain.body._meta.block?.chain.map((s) => s.block_id)).toEqual([empty, DEMO_BLOCKS.newArrivals]);
+    const fromFallback = ids(plain.body);
+    expect(fromFallback).toHaveLength(6);
+    const excluded = await block(empty, {
+      excludeProductIds: [fromFallback[0], `gid://shopify/Product/${fromFallback[2]}`],
+    });
+    expect(excluded.body._meta.block?.chain.map((s) => s.block_id)).toEqual([empty, DEMO_BLOCKS.newArrivals]);
+    expect(ids(excluded.body)).not.toContain(fromFallback[0]);
+    expect(ids(excluded.body)).not.toContain(fromFallback[2]);
+    // the next newest move up: what remains keeps its order
+    expect(ids(excluded.body).slice(0, 4)).toEqual([fromFallback[1], ...fromFallback.slice(3)]);
+    // and in a replace fallback
+    const replacing = await putBlock({
+      anchor_type: 'none',
+      strategy_key: 'searched_then_viewed',
+      fallback: [{ block_id: DEMO_BLOCKS.bestSellers, mode: 'replace' }],
+    });
+    const top = ids((await block(replacing)).body);
+    expect(top.length).toBeGreaterThan(1);
+    const withoutTop = await block(replacing, { excludeProductIds: [top[0]] });
+    expect(withoutTop.body._meta.block?.chain.at(-1)?.block_id).toBe(DEMO_BLOCKS.bestSellers);
+    expect(ids(withoutTop.body)).not.toContain(top[0]);
+    expect(ids(withoutTop.body)[0]).toBe(top[1]);
     const bad = await block(DEMO_BLOCKS.bestSellers, { excludeProductIds: ['abc'] });
     expect(bad.res.status).toBe(422);
     expect(bad.body.error?.fields[0].path).toBe('excludeProductIds[0]');
@@ -490,6 +552,32 @@ describe('blocks: strategies', () => {
       expect(r.res.status).toBe(200);
       expect(r.body._meta.block?.coldStart).toBe(true);
       expect(r.body.results.length).toBeGreaterThanOrEqual(3);
+      // a context anchor (no product to be similar to): the newest products, as a new-arrivals block answers
+      const w = testStoreWriter();
+      const safeguards = { min_products: 1, max_products: 8, hide_out_of_stock: false, personalization_strength: 0 };
+      const [home, newest] = [ulid(), ulid()];
+      await w.putConfig(fresh.storeId, 'block', {
+        id: home,
+        title: 'Also viewed',
+        priority: 100,
+        anchor_type: 'home',
+        strategy_key: 'customers_also_viewed',
+        safeguards,
+      });
+      await w.putConfig(fresh.storeId, 'block', {
+        id: newest,
+        title: 'Newest',
+        priority: 100,
+        anchor_type: 'none',
+        strategy_key: 'new_arrivals',
+        safeguards,
+      });
+      await waitForApp(w);
+      const h = await fresh.post<BlockAnswer>(`/blocks/${home}/products`, {});
+      expect(h.res.status).toBe(200);
+      expect(h.body._meta.block?.coldStart).toBe(true);
+      expect(h.body.results).toHaveLength(8);
+      expect(ids(h.body)).toEqual(ids((await fresh.post<BlockAnswer>(`/blocks/${newest}/products`, {})).body));
     } finally {
       await fresh.close();
     }
@@ -511,6 +599,243 @@ describe('blocks: strategies', () => {
     const other = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: product.id, variant_id: variantId });
     expect(other.res.status).toBe(200);
     expect((other.body._meta.block as { variantId?: number }).variantId).toBeUndefined();
+  });
+});
+
+/** products by trending signal (the formula of clickhouse/queries/signals.ts), highest first, ties by id */
+async function trendingRanking(): Promise<{ pid: string; trending: number }[]> {
+  return sql<{ pid: string; trending: number }>(
+    `WITH today() AS today_, today_ - 3 AS recent_start, recent_start - 14 AS baseline_start
+     SELECT pid, trending FROM (
+       SELECT toString(product_id) AS pid,
+         (sumIf(w, day > recent_start) + 1) / (sumIf(w, day <= recent_start AND day > baseline_start) / 14 * 3 + 1) AS trending
+       FROM (SELECT product_id, day, toFloat64(views + 3 * add_to_carts + 5 * units) AS w FROM product_popularity_daily
+             WHERE store_id = '${d.storeId}' AND day > today_ - 30 AND day <= today_)
+       GROUP BY product_id)
+     WHERE trending > 1 ORDER BY trending DESC, pid`,
+  );
+}
+
+describe('blocks: trending', () => {
+  const visible = () =>
+    new Set([...d.demo.products()].filter((p) => p.status === 'active' && p.published_at).map((p) => p.id));
+
+  it('trending now ranks by recent engagement against the baseline (the catalog signal), highest first', async () => {
+    const id = await putBlock({
+      anchor_type: 'none',
+      strategy_key: 'trending_now',
+      safeguards: { min_products: 0, max_products: 10, hide_out_of_stock: false, personalization_strength: 0 },
+    });
+    const shown = visible();
+    // the read API re-reads the signals every minute: planted events of other tests may lag behind the table
+    await vi.waitFor(
+      async () => {
+        const expected = (await trendingRanking()).filter((x) => shown.has(x.pid)).slice(0, 10);
+        expect(expected).toHaveLength(10);
+        expect(ids((await block(id)).body)).toEqual(expected.map((x) => x.pid));
+      },
+      { timeout: 90_000, interval: 1_000 },
+    );
+  });
+
+  it('trending in a collection stays inside it, in trending order; on a product anchor, inside its collections', async () => {
+    const c = d.demo.collections.find((x) => x.product_ids.length > 20) as (typeof d.demo.collections)[number];
+    const members = new Set(c.product_ids);
+    const id = await putBlock({
+      anchor_type: 'collection',
+      strategy_key: 'trending_in_collection',
+      safeguards: { min_products: 0, max_products: 10, hide_out_of_stock: false, personalization_strength: 0 },
+    });
+    const shown = visible();
+    await vi.waitFor(
+      async () => {
+        const expected = (await trendingRanking()).filter((x) => shown.has(x.pid) && members.has(x.pid)).slice(0, 10);
+        expect(expected.length).toBeGreaterThan(2);
+        const got = ids((await block(id, { anchor_id: c.handle })).body);
+        expect(got).toEqual(expected.map((x) => x.pid));
+      },
+      { timeout: 90_000, interval: 1_000 },
+    );
+    // a product anchor: the members of the collections it belongs to, never the anchor itself
+    const byProduct = await putBlock({
+      anchor_type: 'product',
+      strategy_key: 'trending_in_collection',
+      safeguards: { min_products: 0, max_products: 20, hide_out_of_stock: false, personalization_strength: 0 },
+    });
+    const p = c.product_ids[0];
+    const around = new Set(d.demo.collections.filter((x) => x.product_ids.includes(p)).flatMap((x) => x.product_ids));
+    const r = await block(byProduct, { anchor_id: p });
+    expect(r.body.results.length).toBeGreaterThan(0);
+    expect(ids(r.body)).not.toContain(p);
+    for (const x of ids(r.body)) expect(around.has(x)).toBe(true);
+  });
+});
+
+describe('blocks: behavioural strategies on behaviour planted through /beacon', () => {
+  const exact = { min_products: 0, max_products: 10, hide_out_of_stock: false, personalization_strength: 0 };
+
+  it('customers also added to cart: what sessions carted with the anchor, most often first; co-views do not count', async () => {
+    const [a, often, sometimes, viewedOnly] = takeQuiet(4);
+    await beacon([
+      ...Array.from({ length: 6 }, () => session('cc', [cart(a), cart(often)])).flat(),
+      ...Array.from({ length: 3 }, () => session('cc', [cart(a), cart(sometimes)])).flat(),
+      ...Array.from({ length: 6 }, () => session('cc', [view(a), view(viewedOnly)])).flat(),
+    ]);
+    const id = await putBlock({
+      anchor_type: 'product',
+      strategy_key: 'customers_also_added_to_cart',
+      safeguards: exact,
+    });
+    await expect
+      .poll(async () => ids((await block(id, { anchor_id: a })).body), { timeout: 15_000, interval: 200 })
+      .toEqual([often, sometimes]);
+  });
+
+  it('viewed then bought: what sessions bought after viewing the anchor, most purchases first; never the anchor', async () => {
+    const [v, most, fewer, viewedToo] = takeQuiet(4);
+    await beacon([
+      ...Array.from({ length: 6 }, () => session('vb', [view(v), view(viewedToo), purchase(most)])).flat(),
+      ...Array.from({ length: 3 }, () => session('vb', [view(v), purchase(fewer, v)])).flat(),
+    ]);
+    const id = await putBlock({ anchor_type: 'product', strategy_key: 'viewed_then_bought', safeguards: exact });
+    await expect
+      .poll(async () => ids((await block(id, { anchor_id: v })).body), { timeout: 15_000, interval: 200 })
+      .toEqual([most, fewer]);
+  });
+
+  it('searched then purchased: what sessions bought after the last prior search, most purchases first; viewed-only products are not', async () => {
+    const [bought, boughtLess, viewedOnly] = takeQuiet(3);
+    const query = `quokka lantern ${ulid().slice(-6).toLowerCase()}`;
+    await beacon([
+      ...Array.from({ length: 5 }, () =>
+        session('sp', [search(query), view(bought), view(viewedOnly), purchase(bought)]),
+      ).flat(),
+      ...Array.from({ length: 2 }, () => session('sp', [search(query), view(boughtLess), purchase(boughtLess)])).flat(),
+    ]);
+    const purchased = await putBlock({
+      anchor_type: 'search',
+      strategy_key: 'searched_then_purchased',
+      safeguards: exact,
+    });
+    const viewed = await putBlock({ anchor_type: 'search', strategy_key: 'searched_then_viewed', safeguards: exact });
+    const context = { priorSearches: [{ searchQuery: 'something else' }, { searchQuery: query.toUpperCase() }] };
+    await expect
+      .poll(async () => ids((await block(purchased, { context })).body), { timeout: 15_000, interval: 200 })
+      .toEqual([bought, boughtLess]);
+    expect(ids((await block(viewed, { context })).body).sort()).toEqual([bought, boughtLess, viewedOnly].sort());
+    // the last prior search decides: an earlier one is not read
+    const earlier = await block(purchased, {
+      context: { priorSearches: [{ searchQuery: query }, { searchQuery: 'x' }] },
+    });
+    expect(earlier.body.results).toEqual([]);
+  });
+
+  it('customers who bought also bought: co-purchases of the anchor and of what the shopper bought before', async () => {
+    const [b0, b1] = d.demo.groundTruth.bundles;
+    const id = await putBlock({
+      anchor_type: 'product',
+      strategy_key: 'customers_who_bought_also_bought',
+      safeguards: { ...exact, max_products: 20 },
+    });
+    const anchorOnly = ids((await block(id, { anchor_id: b0.productIds[0] })).body);
+    for (const x of b0.productIds.slice(1)) expect(anchorOnly).toContain(x);
+    for (const x of b1.productIds) expect(anchorOnly).not.toContain(x);
+    const withHistory = ids(
+      (
+        await block(id, {
+          anchor_id: b0.productIds[0],
+          context: { productsPurchased: [{ productId: `gid://shopify/Product/${b1.productIds[0]}`, title: 'x' }] },
+        })
+      ).body,
+    );
+    for (const x of [...b0.productIds.slice(1), ...b1.productIds.slice(1)]) expect(withHistory).toContain(x);
+    // neither the anchor nor what was bought already
+    expect(withHistory).not.toContain(b0.productIds[0]);
+    expect(withHistory).not.toContain(b1.productIds[0]);
+  });
+
+  it('metafield references: the products a metafield of the anchor names (GIDs or ids, a JSON list), in its order', async () => {
+    const [m, x, y] = takeQuiet(3);
+    const p = [...d.demo.products()].find((q) => q.id === m) as ReturnType<typeof d.demo.product>;
+    await d.sink.write(d.storeId, [
+      {
+        type: 'product',
+        ...p,
+        metafields: [
+          ...(Array.isArray(p.metafields) ? p.metafields : []),
+          {
+            namespace: 'custom',
+            key: 'pairs_with',
+            value: JSON.stringify([`gid://shopify/Product/${y}`, x, `gid://shopify/Product/${m}`]),
+            type: 'list.product_reference',
+          },
+        ],
+        updated_at: new Date().toISOString(),
+      },
+    ]);
+    const id = await putBlock({
+      anchor_type: 'product',
+      strategy_key: 'metafield_references',
+      strategy_params: { metafield: 'custom.pairs_with' },
+      safeguards: exact,
+    });
+    // the anchor itself is never recommended
+    await expect
+      .poll(async () => ids((await block(id, { anchor_id: m })).body), { timeout: 15_000, interval: 200 })
+      .toEqual([y, x]);
+    // a product without the metafield has none
+    const without = await block(id, { anchor_id: x });
+    expect(without.res.status).toBe(200);
+    expect(without.body.results).toEqual([]);
+  });
+});
+
+describe('blocks: personalization and context anchors', () => {
+  it('personalization strength 1 puts what the shopper’s viewed products were co-viewed with first; 0 keeps the strategy order', async () => {
+    const cluster = d.demo.groundTruth.coViewClusters[2].productIds;
+    const [viewed, ...mates] = cluster;
+    const others = takeQuiet(5);
+    const list = [...others, ...mates.slice(0, 2)];
+    const make = (strength: number) =>
+      putBlock({
+        anchor_type: 'home',
+        strategy_key: 'manual_curation',
+        strategy_params: { product_ids: list },
+        safeguards: { min_products: 0, max_products: 10, hide_out_of_stock: false, personalization_strength: strength },
+      });
+    const [none, full] = [await make(0), await make(1)];
+    const context = { productsViewed: [{ id: viewed, at: Date.now() }] };
+    const plain = await block(none, { context });
+    expect(ids(plain.body)).toEqual(list);
+    expect(plain.body._meta.block).not.toHaveProperty('personalized');
+    const personal = await block(full, { context });
+    expect(ids(personal.body).slice(0, 2).sort()).toEqual(mates.slice(0, 2).sort());
+    expect(ids(personal.body).slice(2)).toEqual(others);
+    expect(personal.body._meta.block).toHaveProperty('personalized', true);
+    // without viewed products there is nothing to personalize by
+    expect(ids((await block(full, {})).body)).toEqual(list);
+  });
+
+  it('not-found, landing and other anchors need no anchor_id and recommend from the shopper’s viewed products', async () => {
+    const cluster = (d.demo.groundTruth.coViewClusters.at(-1) as { productIds: string[] }).productIds;
+    const [viewed, ...mates] = cluster;
+    for (const anchor_type of ['not_found', 'landing', 'other'] as const) {
+      const id = await putBlock({
+        anchor_type,
+        strategy_key: 'customers_also_viewed',
+        safeguards: { min_products: 0, max_products: 10, hide_out_of_stock: false, personalization_strength: 0 },
+      });
+      const r = await block(id, { anchor_id: 'ignored', context: { productsViewed: [{ id: viewed }] } });
+      expect(r.res.status).toBe(200);
+      expect(r.body.block?.anchor_type).toBe(anchor_type);
+      const got = ids(r.body);
+      expect(got).not.toContain(viewed);
+      expect(precisionAtK(got, new Set(mates), Math.min(10, mates.length))).toBeGreaterThanOrEqual(0.9);
+      // nothing viewed, nothing in the cart: nothing to relate to (no error)
+      const bare = await block(id, {});
+      expect(bare.res.status).toBe(200);
+      expect(bare.body.results).toEqual([]);
+    }
   });
 });
 
@@ -560,6 +885,30 @@ describe('similar products', () => {
         { timeout: 15_000, interval: 200 },
       )
       .toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('similar products: behaviour', () => {
+  it('a new co-view pattern through /beacon moves the answer: the co-viewed product rises (_meta.similar.behaviour)', async () => {
+    // an anchor no shopper viewed: its answer is content alone
+    const [a] = takeQuiet(1);
+    const before = await d.post<BlockAnswer>(`/search/product/${a}`, {
+      pagination: { limit: 100 },
+      attributes: ['id'],
+    });
+    expect(before.body._meta.similar).toMatchObject({ behaviour: false });
+    const b = ids(before.body)[40];
+    await beacon(Array.from({ length: 6 }, () => session('sim', [view(a), view(b)])).flat());
+    const answer = async () => {
+      const r = await d.post<BlockAnswer>(`/search/product/${a}`, { pagination: { limit: 100 }, attributes: ['id'] });
+      return { behaviour: (r.body._meta.similar as { behaviour?: boolean }).behaviour, ids: ids(r.body) };
+    };
+    await expect.poll(answer, { timeout: 15_000, interval: 200 }).toMatchObject({ behaviour: true });
+    // only b gained (the anchor's one co-view): b moved up past some products, every other kept its order
+    const after = (await answer()).ids;
+    expect(after.indexOf(b)).toBeGreaterThanOrEqual(0);
+    expect(after.indexOf(b)).toBeLessThan(40);
+    expect(after.filter((x) => x !== b)).toEqual(ids(before.body).filter((x) => x !== b));
   });
 });
 
