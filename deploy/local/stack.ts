@@ -205,7 +205,8 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
     const how = `code ${code}, signal ${signal}`;
     if (recent.length >= policy.maxCrashes) {
       log(
-        `launcher: ${component} exited unexpectedly (${how}), its crash ${recent.length} within ${seconds(policy.windowMs)}: giving up`,
+        `launcher: ${component} exited unexpectedly (${how}): crash ${recent.length} in the last ` +
+          `${seconds(policy.windowMs)}, not restarting it`,
       );
       onExit({ component, code, signal, gaveUp: { crashes: recent.length, windowMs: policy.windowMs } });
       return;
@@ -213,7 +214,7 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
     const delay = Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** (recent.length - 1));
     log(
       `launcher: ${component} exited unexpectedly (${how}); restarting it in ${seconds(delay)} ` +
-        `(crash ${recent.length} of ${policy.maxCrashes} allowed within ${seconds(policy.windowMs)})`,
+        `(crash ${recent.length} in the last ${seconds(policy.windowMs)}; the launcher gives up at ${policy.maxCrashes})`,
     );
     const timer = setTimeout(() => {
       timers.delete(timer);
@@ -317,7 +318,8 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
         BROKER_DATA_DIR: path.join(config.dataDir, 'kafka'),
         BROKER_FSYNC: config.BROKER_FSYNC,
       };
-      const open = () => tcpOpen(config.HOST, config.KAFKA_PORT);
+      // a Kafka answer, not just an open port (which another process may hold: a restart then fails)
+      const open = () => kafkaAnswers(config.HOST, config.KAFKA_PORT);
       specs.broker = {
         start: () => launch('broker', process.execPath, [main], env, { ipc: true, ownGroup: true }),
         ready: (child) => until(child, open),
@@ -392,6 +394,35 @@ export function tcpOpen(host: string, port: number): Promise<boolean> {
       resolve(true);
     });
     s.once('error', () => resolve(false));
+  });
+}
+
+/** true when a Kafka broker answers an ApiVersions (v0) request on host:port */
+export function kafkaAnswers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port });
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.setTimeout(2000, () => done(false));
+    const clientId = Buffer.from('launcher');
+    const req = Buffer.alloc(4 + 2 + 2 + 4 + 2 + clientId.length);
+    req.writeInt32BE(req.length - 4, 0);
+    req.writeInt16BE(18, 4); // ApiVersions
+    req.writeInt16BE(0, 6); // v0
+    req.writeInt32BE(0x5d1a, 8); // correlation id
+    req.writeInt16BE(clientId.length, 12);
+    clientId.copy(req, 14);
+    let buf = Buffer.alloc(0);
+    s.once('connect', () => s.write(req));
+    s.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      // size, correlation id, error code
+      if (buf.length >= 10) done(buf.readInt32BE(4) === 0x5d1a && buf.readInt16BE(8) === 0);
+    });
+    s.once('error', () => done(false));
+    s.once('close', () => done(false));
   });
 }
 

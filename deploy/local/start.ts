@@ -61,12 +61,14 @@ process.on('SIGINT', () => void shutdown('SIGINT', 0));
 process.on('SIGTERM', () => void shutdown('SIGTERM', 0));
 // a closed terminal: stop the stack like Ctrl-C (a signal death would skip the children's cleanup)
 process.on('SIGHUP', () => void shutdown('SIGHUP', 0));
-stack.exited.then(({ component, code, signal, gaveUp }) =>
-  gaveUp
-    ? shutdown(
-        `${component} crashed ${gaveUp.crashes} times within ${Math.round(gaveUp.windowMs / 1000)} s ` +
-          `(last exit: code ${code}, signal ${signal}); the launcher gives up (exit code ${EXIT_GAVE_UP})`,
-        EXIT_GAVE_UP,
-      )
-    : shutdown(`${component} exited unexpectedly (code ${code}, signal ${signal})`, 1),
-);
+stack.exited.then(({ component, code, signal, gaveUp }) => {
+  if (!gaveUp) return shutdown(`${component} exited unexpectedly (code ${code}, signal ${signal})`, 1);
+  // a crash loop: say so on stderr, stop the rest, exit with a code of its own
+  process.stderr.write(
+    `\nGiving up: ${component} crashed ${gaveUp.crashes} times within ${Math.round(gaveUp.windowMs / 1000)} s ` +
+      `(last exit: code ${code}, signal ${signal}); its output above says why. ` +
+      `The limit is LAUNCHER_MAX_CRASHES=${restart.maxCrashes} within LAUNCHER_CRASH_WINDOW_MS=${restart.windowMs}. ` +
+      `Exiting with code ${EXIT_GAVE_UP}.\n`,
+  );
+  return shutdown(`${component} crashed too often`, EXIT_GAVE_UP);
+});
