@@ -12,6 +12,7 @@
 //   (`openReadOnlySession`), never on this one.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
 import type { Config } from '../services/common/config.ts';
 import { scanLostBlocks } from './dedup-log.ts';
@@ -169,7 +170,9 @@ export async function openDb(opts: DbOptions): Promise<Db> {
       }
       const body = rows.map((r) => JSON.stringify(r)).join('\n');
       const sql = `INSERT INTO ${table}${settings.length ? ` SETTINGS ${settings.join(', ')}` : ''} FORMAT JSONEachRow`;
-      await client.exec({ query: scoped(sql), values: toStream(body) });
+      // the answer is read to its end: a response left unread holds the socket (and the client warns)
+      const rs = await client.exec({ query: scoped(sql), values: toStream(body) });
+      await collect(rs.stream);
     },
     async ping() {
       try {
@@ -349,9 +352,8 @@ function jsonEachRow(rows: readonly object[]): Buffer {
   return Buffer.from(rows.map((r) => JSON.stringify(r)).join('\n'));
 }
 
-function toStream(body: string) {
-  // exec() accepts a stream of the body; chDB materializes it, HTTP streams it.
-  return (async function* () {
-    yield Buffer.from(body);
-  })() as never;
+function toStream(body: string): Readable {
+  // exec() takes the body as a stream; chDB materializes it, HTTP streams it (a Readable of Buffers: the
+  // HTTP connection writes its chunks to the socket, an async generator is not a stream it can pipe)
+  return Readable.from([Buffer.from(body)]);
 }
