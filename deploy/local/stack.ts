@@ -154,7 +154,7 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
       // app closed its consumers and producers, instead of at the same moment (the app's clients would
       // then log connection errors while they close). The app and the broker have an IPC channel and
       // leave when the launcher goes away, even a SIGKILLed one (services/app/main.ts and
-      // services/kafka-broker/main.ts, 'disconnect'); Redis has no such channel.
+      // services/kafka-broker/main.ts, 'disconnect'); Redis has no such channel (see setpriv below).
       detached: ownGroup,
       stdio:
         output === 'inherit'
@@ -302,8 +302,14 @@ export async function startStack(config: Config, opts: StackOptions = {}): Promi
         'warning',
       ];
       const ping = () => redisPing(config.HOST, config.REDIS_PORT);
+      // Redis has no IPC channel to notice a launcher that was SIGKILLed: where util-linux' setpriv is
+      // there (it execs redis-server, same pid), the kernel sends it SIGTERM when the launcher dies
+      const setpriv = which('setpriv');
+      const [redisCmd, redisCmdArgs] = setpriv
+        ? [setpriv, ['--pdeathsig', 'TERM', redisBin, ...redisArgs]]
+        : [redisBin, redisArgs];
       specs.redis = {
-        start: () => launch('redis', redisBin, redisArgs, process.env),
+        start: () => launch('redis', redisCmd, redisCmdArgs, process.env),
         ready: (child) => until(child, ping),
       };
       specs.redis.start();

@@ -70,7 +70,7 @@ describe('npm start, then Ctrl-C', () => {
     expect(swaps).toHaveLength(1);
   }, 300_000);
 
-  it('a SIGKILLed launcher takes the app and the broker along (they leave when its IPC channel closes)', async () => {
+  it('a SIGKILLed launcher takes the app, the broker and Redis along (IPC channel closed; parent-death signal)', async () => {
     const [http, kafka, registry, ch, redis] = await freePorts(5);
     const child = spawn(process.execPath, ['deploy/local/start.ts'], {
       env: {
@@ -118,7 +118,9 @@ describe('npm start, then Ctrl-C', () => {
           return false;
         }
       };
-      await expect.poll(() => alive(pids.app!) || alive(pids.broker!), { timeout: 60_000, interval: 250 }).toBe(false);
+      await expect
+        .poll(() => [pids.app!, pids.broker!, pids.redis!].filter(alive), { timeout: 60_000, interval: 250 })
+        .toEqual([]);
     } finally {
       for (const pid of Object.values(pids)) {
         try {
