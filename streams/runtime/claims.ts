@@ -11,8 +11,9 @@
 //
 // When Redis loses its data (a FLUSHALL, a new instance, a restore without the AOF) the claims are gone,
 // and a client retry of an event stored before would be claimed afresh. The claim pipeline therefore
-// also keeps a marker key per topic (`sd:streams:claims-epoch:<topic>`, no expiry): finding it missing means Redis
-// forgot, and for one dedup horizon from then every fresh claim is checked against the processor's
+// also keeps a marker key per topic (`sd:streams:claims-epoch:<topic>`, no expiry, a value unique per
+// creation): finding it missing, or holding another value than the one this process knew (a concurrent
+// partition or another replica re-created it first), means Redis forgot, and for one dedup horizon from then every fresh claim is checked against the processor's
 // ledger — the raw table that holds every owned id with its log position (`events_raw.event_id`,
 // `requests_raw.request_id`). An id found there at another position is a duplicate, and its Redis claim
 // is restored to that position, so the decision stays a function of the log.
@@ -59,6 +60,10 @@ export class Claims {
   private verifyLoaded = false;
   /** per topic: the first look at the epoch marker, done before any claim of this process */
   private readonly epochChecked = new Map<string, Promise<void>>();
+  /** per topic: the epoch marker's value this process last saw (a different one means Redis forgot) */
+  private readonly epochs = new Map<string, string>();
+  /** the verification window being (re)started after a loss; every claim waits for it */
+  private windowLoading: Promise<void> = Promise.resolve();
 
   constructor(redis: Redis, horizonHours: number, ledger?: { db: Db; spec: ProcessorLedger; logger: Logger }) {
     this.redis = redis;
@@ -78,21 +83,37 @@ export class Claims {
     if (items.length === 0) return [];
     if (this.ledger) await this.checkEpochOnce(topic);
     const pipe = this.redis.pipeline();
-    if (this.ledger) pipe.call('SET', epochKey(topic), String(Date.now()), 'NX', 'GET');
+    const mine = newEpoch();
+    if (this.ledger) pipe.call('SET', epochKey(topic), mine, 'NX', 'GET');
     const args: string[] = items.map((it) => claimKey(topic, it.key));
     args.push(String(this.ttlSeconds));
     for (const it of items) args.push(it.position);
     (pipe as unknown as Record<'streamsClaim', ClaimRunner>).streamsClaim(items.length, ...args);
     const replies = (await pipe.exec()) ?? [];
     for (const [err] of replies) if (err) throw err;
-    const epoch = this.ledger ? (replies.shift() as [Error | null, unknown])[1] : undefined;
+    const epoch = this.ledger ? ((replies.shift() as [Error | null, unknown])[1] as string | null) : undefined;
     const prior = (replies[0][1] as (string | null)[]).map((v) => v ?? null);
     if (prior.length !== items.length)
       throw new Error(`claim script answered ${prior.length} of ${items.length} claims`);
     const owners = prior.map((p, i) => p === null || p === items[i].position);
     if (!this.ledger) return owners;
 
-    await this.loadVerifyWindow(topic, epoch === null);
+    // Redis forgot when the marker was missing (this pipeline re-created it) or holds another epoch than
+    // the one this process knew (another pipeline — a concurrent partition, another replica — re-created
+    // it after the loss, maybe in the same instant as these claims). Decided synchronously here, so a
+    // pipeline answered after this one waits for the same verification window instead of racing past it.
+    const known = this.epochs.get(topic);
+    if (epoch === null || epoch !== known) {
+      this.epochs.set(topic, epoch ?? mine);
+      const loading = this.loadVerifyWindow(topic, true);
+      this.windowLoading = loading;
+      // a failed start fails the claims waiting for it (their chunks are retried) and is detected again
+      loading.catch(() => {
+        if (this.windowLoading === loading) this.windowLoading = Promise.resolve();
+        this.epochs.delete(topic);
+      });
+    }
+    await this.windowLoading;
     if (Date.now() >= this.verifyUntil) return owners;
     const fresh = items.filter((_, i) => prior[i] === null);
     if (fresh.length === 0) return owners;
@@ -123,7 +144,9 @@ export class Claims {
     let p = this.epochChecked.get(topic);
     if (!p) {
       p = (async () => {
-        const prior = await this.redis.call('SET', epochKey(topic), String(Date.now()), 'NX', 'GET');
+        const mine = newEpoch();
+        const prior = (await this.redis.call('SET', epochKey(topic), mine, 'NX', 'GET')) as string | null;
+        this.epochs.set(topic, prior ?? mine);
         await this.loadVerifyWindow(topic, prior === null);
       })();
       p.catch(() => this.epochChecked.delete(topic)); // a transient failure is retried by the next claim
@@ -132,7 +155,7 @@ export class Claims {
     return p;
   }
 
-  /** Starts (or resumes) the verification window; `forgotten` = the epoch marker was just re-created. */
+  /** Starts (or resumes) the verification window; `forgotten` = the epoch marker was re-created. */
   private async loadVerifyWindow(topic: string, forgotten: boolean): Promise<void> {
     const ledger = this.ledger as NonNullable<typeof this.ledger>;
     if (forgotten) {
@@ -141,7 +164,7 @@ export class Claims {
         `SELECT count() AS n FROM (SELECT 1 FROM ${ledger.spec.table} LIMIT 1)`,
       );
       if (Number(row?.n ?? 0) > 0) {
-        this.verifyUntil = Date.now() + this.ttlSeconds * 1000;
+        this.verifyUntil = Math.max(this.verifyUntil, Date.now() + this.ttlSeconds * 1000);
         await this.redis.set(verifyUntilKey(topic), String(this.verifyUntil), 'EX', this.ttlSeconds);
         ledger.logger.warn(
           { until: new Date(this.verifyUntil).toISOString() },
@@ -186,6 +209,11 @@ export class Claims {
     }
     return out;
   }
+}
+
+/** an epoch marker value: unique per re-creation, so a pipeline tells a re-created marker from the one it knew */
+function newEpoch(): string {
+  return `${Date.now()}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
 function claimKey(topic: string, key: string): string {
