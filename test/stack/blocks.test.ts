@@ -156,19 +156,37 @@ describe('blocks: quality on the planted truth', () => {
     expect(mean(scores)).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('a new co-view pattern sent through /beacon changes the block (relations re-read from agg:related)', async () => {
-    // two products nobody viewed (together or at all)
-    const [a, b] = takeQuiet(2);
-    const before = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a });
-    expect(ids(before.body)).not.toContain(b);
-    await beacon(Array.from({ length: 6 }, () => session('cv', [view(a), view(b)])).flat());
-    // the first pattern after the demo replay waits behind the replay's backlog in the events processor
-    await expect
-      .poll(async () => ids((await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a })).body)[0], {
-        timeout: 60_000,
-        interval: 100,
-      })
-      .toBe(b);
+  it('a new co-view pattern sent through /beacon changes the block; the time from the acknowledgement is printed (goal ≤ 2 s)', async () => {
+    /** plants a co-view pair of two products nobody viewed; ms from the beacon's acknowledgement to the first
+     *  answer showing it (each answer timed when it arrives: an upper bound of when the block changed) */
+    const round = async (): Promise<number> => {
+      const [a, b] = takeQuiet(2);
+      const before = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a });
+      expect(ids(before.body)).not.toContain(b);
+      const acked = await beacon(Array.from({ length: 6 }, () => session('cv', [view(a), view(b)])).flat());
+      let changedAfter = Number.POSITIVE_INFINITY;
+      await vi.waitFor(
+        async () => {
+          const r = await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a });
+          if (ids(r.body).includes(b)) changedAfter = performance.now() - acked;
+          expect(ids(r.body)).toContain(b);
+        },
+        { timeout: 60_000, interval: 20 },
+      );
+      expect(ids((await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a })).body)[0]).toBe(b);
+      return changedAfter;
+    };
+    // the first round waits behind whatever of the demo replay the events processor still has to write
+    // (a backlog, not the freshness of a new pattern): it is not timed
+    const backlog = await round();
+    const waits = [await round(), await round(), await round()].map(Math.round);
+    // a figure for the report, not an assertion: on the shared 2-core machine it lands around the goal
+    // (1.0–4.0 s at load average 5–20), so asserting it would fail with the load, not with the code;
+    // bench/blocks.ts measures p50/p95 against the goal
+    console.log(
+      `blocks freshness: beacon acknowledged → changed block in ${waits.join(', ')} ms (goal ≤ 2000 ms; the first round, behind the replay's backlog: ${Math.round(backlog)} ms)`,
+    );
+    expect(waits.every((w) => Number.isFinite(w))).toBe(true);
   });
 });
 
