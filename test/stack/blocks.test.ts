@@ -523,7 +523,7 @@ describe('blocks: strategies', () => {
     expect(noThreshold.body.results).toEqual([]);
   });
 
-  it('recently viewed, manual curation and metafield references', async () => {
+  it('recently viewed (most recent first) and manual curation (in the configured order, ids or GIDs)', async () => {
     const all = [...d.demo.products()].map((p) => p.id);
     const rv = await putBlock({
       anchor_type: 'home',
