@@ -3,7 +3,8 @@
 // saying so, and the launcher stays up. While the broker is away the beacon answers 503 + Retry-After
 // (or 201 once it is back) and the storefront reads keep answering; afterwards the beacon answers 201
 // again and every event acknowledged before, during and after the outage is in ClickHouse. While Redis is
-// away the app keeps serving too. Ctrl-C still stops everything cleanly after the restarts.
+// away the app keeps serving too. A SIGKILLed app is started again and serves. Ctrl-C still stops
+// everything cleanly after the restarts.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -268,6 +269,36 @@ describe('npm start when a child dies', () => {
       .toEqual([]);
     expect(launcher!.exitCode).toBeNull();
   }, 180_000);
+
+  it('restarts a SIGKILLed app; it serves and stores events again', async () => {
+    const appPid = childPid(/app\/main/)!;
+    expect(appPid).toBeGreaterThan(0);
+    const mark = out.length;
+    process.kill(appPid, 'SIGKILL');
+    await vi.waitFor(() => expect(outputSince(mark)).toMatch(/app exited unexpectedly \(code null, signal SIGKILL\)/), {
+      timeout: 10_000,
+    });
+    await vi.waitFor(() => expect(outputSince(mark)).toMatch(/app restarted \(pid \d+\), serving again after/), {
+      timeout: 120_000,
+      interval: 250,
+    });
+    expect(childPid(/app\/main/)).not.toBe(appPid);
+    expect(await read()).toEqual([200, 200]);
+    const back = /app restarted \(pid \d+\), serving again after ([\d.]+) s/.exec(outputSince(mark))![1];
+    console.log(`launcher-restart: app SIGKILLed, serving again ${back} s after its restart`);
+    const ids = [ulid(), ulid()];
+    await expect.poll(async () => (await beacon(ids)).status, { timeout: 30_000, interval: 500 }).toBe(201);
+    await expect
+      .poll(
+        async () => {
+          const stored = await storedIds();
+          return ids.filter((id) => !stored.has(id));
+        },
+        { timeout: 90_000, interval: 1_000 },
+      )
+      .toEqual([]);
+    expect(launcher!.exitCode).toBeNull();
+  }, 240_000);
 
   it('still stops everything on Ctrl-C after the restarts', async () => {
     const pids = [childPid(/kafka-broker\/main/)!, childPid(/redis-server/)!, childPid(/app\/main/)!];
