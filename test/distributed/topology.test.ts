@@ -2,8 +2,8 @@
 // configured by environment only) around the embedded broker and a Redis: the ClickHouse stand-in, the
 // schema registry, the intake, two processor processes in the same consumer groups and the storefront
 // read API. Beacon events reach the aggregates through the stand-in; the read API's own request events
-// do too; when one processor process is SIGKILLed the other takes its partitions over and every
-// acknowledged event is counted exactly once.
+// do too; when one processor process is SIGKILLed the other takes its partitions over, when another
+// joins they are shared again, and every acknowledged event is counted exactly once throughout.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, rmSync, type WriteStream } from 'node:fs';
 import os from 'node:os';
@@ -281,8 +281,8 @@ test('beacon events reach the aggregates through the stand-in; a storefront requ
     .toBe(1);
 });
 
-test('a processor process SIGKILLed mid-stream: the other takes its partitions over, nothing lost or doubled', {
-  timeout: 180_000,
+test('a processor process SIGKILLed mid-stream: the other takes its partitions over; one joining shares them again; nothing lost or doubled', {
+  timeout: 240_000,
 }, async () => {
   const store = await createStore('distributed failover', ['intake']);
   const products = Array.from({ length: 10 }, (_, i) => 1_000 + i);
@@ -340,4 +340,29 @@ test('a processor process SIGKILLed mid-stream: the other takes its partitions o
   // and stays so (nothing arrives late, twice)
   await new Promise((r) => setTimeout(r, 2_000));
   expect((await counts())[0]).toEqual({ rows: acked, ids: acked, views: acked });
+
+  // a processor process joins: the group rebalances onto both, and the count stays exact across it
+  const env = { CLICKHOUSE_URL: clickhouseUrl, SCHEMA_REGISTRY_URL: registryUrl };
+  const joining = startService('processors-c', 'processors', env, ['--processor', 'events,requests']);
+  const sendingDuringJoin = send(80, 100);
+  await joining;
+  await sendingDuringJoin;
+  await expect
+    .poll(async () => (await groupAssignment('streams.events', 'storefront.events.v1')).length, {
+      timeout: 60_000,
+      interval: 500,
+    })
+    .toBe(2);
+  const after = await groupAssignment('streams.events', 'storefront.events.v1');
+  expect(after.flat().sort((a, b) => a - b)).toEqual(all);
+  for (const ps of after) expect(ps.length).toBeGreaterThan(0);
+  await send(100, 120);
+  expect(acked).toBe(120 * products.length);
+  await expect
+    .poll(async () => (await counts())[0], { timeout: 120_000, interval: 500 })
+    .toEqual({
+      rows: acked,
+      ids: acked,
+      views: acked,
+    });
 });
