@@ -14,7 +14,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** the environment without any distributed-mode URL inherited from the runner */
 function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env, DATA_DIR: dir, HOST: '127.0.0.1', ...extra };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dir, HOST: '127.0.0.1', ...extra };
   for (const k of ['CLICKHOUSE_URL', 'SCHEMA_REGISTRY_URL', 'KAFKA_BROKERS', 'REDIS_URL', 'STREAMS_PROCESSORS'])
     if (!(k in extra)) delete env[k];
   return env;
