@@ -140,7 +140,7 @@ describe.skipIf(skipReason !== undefined)(
     }
 
     it('refuses writes with a clear error while full, loses nothing acknowledged, and appends again once space returns', {
-      timeout: 120_000,
+      timeout: 240_000,
     }, async () => {
       const value = (i: number) => Buffer.from(`record-${i}-${'x'.repeat(2000)}`);
       const acknowledged: number[] = [];
@@ -215,7 +215,7 @@ describe.skipIf(skipReason !== undefined)(
 
         // every acknowledged record exactly once, in order, intact; the refused ones at most once each
         const check = async (k: Kafka) => {
-          const records = await readTopic(k, TOPIC, { timeoutMs: 20_000 });
+          const records = await readTopic(k, TOPIC, { timeoutMs: 60_000 });
           const seen = records.map((r) => Number(/^record-(\d+)-/.exec(r.value.toString())?.[1]));
           for (const r of records)
             expect(r.value.equals(value(Number(/^record-(\d+)-/.exec(r.value.toString())?.[1])))).toBe(true);
@@ -228,7 +228,7 @@ describe.skipIf(skipReason !== undefined)(
             records.map((r) => Number(r.offset)),
             'offsets have no gap',
           ).toEqual(records.map((_, i) => i));
-          const events = await readTopic(k, TOPICS.events.name, { timeoutMs: 20_000 });
+          const events = await readTopic(k, TOPICS.events.name, { timeoutMs: 60_000 });
           const ids = events.map((e) => e.value.toString('latin1'));
           for (const id of [...storedIds, ...duringIds])
             expect(ids.filter((v) => v.includes(id)).length, `event ${id}`).toBe(1);
@@ -242,6 +242,75 @@ describe.skipIf(skipReason !== undefined)(
       } finally {
         await producer.disconnect().catch(() => {});
       }
+    });
+
+    it('rolls a segment on the full disk without taking the partition offline for good', {
+      timeout: 240_000,
+    }, async () => {
+      // 16 KiB segments: every few sends seal a segment and open the next one, also while the disk is full
+      const topic = 'disk-full.small-segments';
+      const admin = kafka.admin();
+      await admin.connect();
+      await admin.createTopics({
+        waitForLeaders: true,
+        topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'segment.bytes', value: '16384' }] }],
+      });
+      await admin.disconnect();
+      const value = (i: number) => Buffer.from(`small-${i}-${'y'.repeat(3000)}`);
+      const acknowledged: number[] = [];
+      let n = 0;
+      const send = async (producer: ReturnType<Kafka['producer']>, count: number) => {
+        const batch = Array.from({ length: count }, () => n++);
+        await producer.send({ topic, acks: -1, messages: batch.map((i) => ({ key: 'k', value: value(i) })) });
+        acknowledged.push(...batch);
+      };
+      const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      await producer.connect();
+      try {
+        for (let i = 0; i < 10; i++) await send(producer, 2);
+        fillDisk(filler);
+        let refusals = 0;
+        for (let i = 0; i < 8; i++) {
+          try {
+            await send(producer, 2);
+          } catch {
+            refusals++;
+          }
+        }
+        expect(refusals).toBeGreaterThan(0);
+      } finally {
+        await producer.disconnect().catch(() => {});
+      }
+      rmSync(filler);
+      // space is back: the partition takes appends again, without a restart
+      const again = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+      await again.connect();
+      try {
+        await expect
+          .poll(
+            async () => {
+              try {
+                await send(again, 2);
+                return 'appended';
+              } catch (err) {
+                return String((err as Error).message);
+              }
+            },
+            { timeout: 30_000, interval: 500 },
+          )
+          .toBe('appended');
+        for (let i = 0; i < 5; i++) await send(again, 2);
+      } finally {
+        await again.disconnect();
+      }
+      const records = await readTopic(kafka, topic, { timeoutMs: 60_000 });
+      const seen = records.map((r) => Number(/^small-(\d+)-/.exec(r.value.toString())?.[1]));
+      expect(new Set(seen).size, 'a record stored twice').toBe(seen.length);
+      expect(
+        acknowledged.filter((i) => !seen.includes(i)),
+        'acknowledged records lost',
+      ).toEqual([]);
+      expect(records.map((r) => Number(r.offset))).toEqual(records.map((_, i) => i));
     });
   },
 );

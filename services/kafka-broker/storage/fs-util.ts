@@ -21,9 +21,13 @@ export async function writeFileAtomic(file: string, data: string | Buffer): Prom
   try {
     await fh.writeFile(data);
     await fh.sync();
-  } finally {
-    await fh.close();
+  } catch (err) {
+    // a full disk: leave no partial temp file behind
+    await fh.close().catch(() => {});
+    await fs.rm(tmp, { force: true });
+    throw err;
   }
+  await fh.close();
   try {
     await fs.rename(tmp, file);
   } catch (err) {

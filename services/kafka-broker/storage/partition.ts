@@ -364,8 +364,17 @@ export class Partition implements PartitionStore {
     this.syncedSize = 0;
     // everything in the sealed segment is durable now
     this.advanceHw(this.leo);
-    await this.producers.writeSnapshot(this.dir, this.leo);
-    await ProducerStateManager.pruneSnapshots(this.dir, SNAPSHOTS_KEPT);
+    // the producer snapshot only shortens recovery (which replays the batches logged after the newest
+    // snapshot): failing to write one, on a full disk, must not take the log offline
+    try {
+      await this.producers.writeSnapshot(this.dir, this.leo);
+      await ProducerStateManager.pruneSnapshots(this.dir, SNAPSHOTS_KEPT);
+    } catch (err) {
+      this.ctx.logger.warn(
+        { err, topic: this.topic, partition: this.partition },
+        'producer snapshot not written at segment roll (the next roll or a clean close writes one)',
+      );
+    }
   }
 
   private async undoPartialWrite(seg: Segment, position: number, err: Error): Promise<void> {
