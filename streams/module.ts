@@ -63,14 +63,19 @@ export const streamsModule: AppModule = {
   },
 };
 
+/** exit code of an app whose processors' thread died (EX_SOFTWARE): the launcher restarts the app */
+export const STREAMS_THREAD_EXIT_CODE = 70;
+
 /**
- * The processors' worker thread, kept running: a thread that exits unexpectedly (a fatal error in a
- * processor) is logged and started again with backoff; the app serves on meanwhile.
+ * The processors' worker thread. It lives as long as the app: it retries its own start while the broker
+ * or registry is unreachable (readiness says `starting` meanwhile). A thread that held a chDB session and
+ * exits leaves the process's engine unusable, so a thread that dies (a fatal error in a processor) takes
+ * the app down with a clear log line and exit code 70, and the launcher's supervision (or the
+ * orchestrator) starts a fresh process; in-flight chunks are uncommitted and read again.
  */
 class StreamsThread {
   private worker: Worker | undefined;
   private stopping = false;
-  private crashes = 0;
   private nextId = 1;
   private readonly pending = new Map<number, (m: FromWorker) => void>();
 
@@ -93,36 +98,27 @@ class StreamsThread {
       env: { ...process.env, LOG_FORMAT: prettyLogs() ? 'pretty' : 'json' },
     });
     this.worker = worker;
-    return new Promise<void>((resolve, reject) => {
-      let up = false;
+    return new Promise<void>((resolve) => {
       worker.on('message', (m: FromWorker) => {
-        if (m.type === 'started') {
-          up = true;
-          this.crashes = 0;
-          resolve();
-        } else if (m.type === 'failed') reject(new Error(m.message));
-        else if ('id' in m) this.pending.get(m.id)?.(m);
+        if (m.type === 'started') resolve();
+        else if (m.type === 'retrying') {
+          if (m.attempt === 1 || m.attempt % 10 === 0)
+            this.ctx.logger.warn({ err: m.message, attempt: m.attempt }, 'streams: start failed; retrying');
+        } else if ('id' in m) this.pending.get(m.id)?.(m);
         else if (m.type === 'stopped') this.pending.get(0)?.(m);
       });
-      worker.on('error', (err) => {
-        this.ctx.logger.error({ err }, 'stream processors thread failed');
-        if (!up) reject(err);
-      });
+      worker.on('error', (err) => this.ctx.logger.error({ err }, 'stream processors thread failed'));
       worker.on('exit', (code) => {
-        if (this.worker === worker) this.worker = undefined;
+        this.worker = undefined;
         for (const [id, done] of this.pending)
           if (id !== 0)
             done({ type: 'replay-done', id, error: { message: 'the processors thread exited', status: 503 } });
-        if (!up) return reject(new Error(`stream processors thread exited (code ${code}) while starting`));
         if (this.stopping) return;
-        const delay = Math.min(1_000 * 2 ** this.crashes++, 30_000);
-        this.ctx.logger.error({ code, restartInMs: delay }, 'stream processors thread exited; restarting it');
-        setTimeout(() => {
-          if (!this.stopping)
-            this.start().catch((err) =>
-              this.ctx.logger.error({ err: err.message }, 'restarting the processors thread failed'),
-            );
-        }, delay).unref();
+        this.ctx.logger.fatal(
+          { code, exitCode: STREAMS_THREAD_EXIT_CODE },
+          'stream processors thread exited: stopping the app (its ClickHouse engine cannot be trusted now)',
+        );
+        process.exit(STREAMS_THREAD_EXIT_CODE);
       });
     });
   }
@@ -172,7 +168,13 @@ class StreamsThread {
       worker.once('exit', () => resolve());
     });
     this.send({ type: 'stop' });
-    await Promise.race([stopped, new Promise((r) => setTimeout(r, 30_000).unref())]);
-    await worker.terminate();
+    const inTime = await Promise.race([
+      stopped.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 30_000).unref()),
+    ]);
+    // a stopped thread is left to end with the process (after the app has closed the engine): tearing
+    // down a thread that holds a chDB session would unsettle the engine the app still closes
+    if (inTime) worker.unref();
+    else await worker.terminate();
   }
 }

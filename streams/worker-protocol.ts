@@ -18,7 +18,8 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'started' }
-  | { type: 'failed'; message: string }
+  /** the processors could not start yet (the broker or registry unreachable); the thread tries again */
+  | { type: 'retrying'; message: string; attempt: number }
   | { type: 'stopped' }
   | { type: 'metrics'; id: number; metrics: MetricsJSON }
   | { type: 'replay-event'; id: number; event: ReplayEvent }

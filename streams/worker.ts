@@ -1,7 +1,12 @@
 // The stream processors' worker thread (STREAMS_THREAD, the single-node default): the processors decode,
 // deduplicate and insert on a thread of their own, so the read API's event loop never waits behind a
 // batch. chDB is one engine per process: this thread opens its own session on the app's data directory.
-// The thread talks to the app over its port: `started`/`failed` once, metrics and replays on request.
+// The thread talks to the app over its port: `started` once (`retrying` while the processors cannot
+// start yet), metrics and replays on request.
+//
+// The thread lives as long as the app: a thread that held a chDB session and exits leaves the process's
+// engine unusable (the app's own queries hang or fail), so a failed start is retried here, inside the
+// thread, and the session is never closed by the thread (the app closes the engine when it stops).
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDb } from '../clickhouse/client.ts';
 import type { Config } from '../services/common/config.ts';
@@ -26,47 +31,47 @@ const redis = createRedis(config.redisUrl, { connectionName: 'app-streams' });
 redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
 const kafka = createKafka(config.kafkaBrokers, 'storefront-discovery-streams', logger);
 
-async function close(): Promise<void> {
-  redis.disconnect();
-  await db.close();
-}
-
-let streams: Awaited<ReturnType<typeof startStreams>>;
-try {
-  streams = await startStreams({
-    config,
-    db,
-    redis,
-    kafka,
-    logger,
-    processors: selectProcessors(config.STREAMS_PROCESSORS),
-    ensureTopics: false, // the app created every topic
-  });
-} catch (err) {
-  port.postMessage({ type: 'failed', message: (err as Error).message });
-  await close();
-  process.exit(1);
-}
-const replay = localReplayRunner({ config, db, redis, kafka, logger }, streams);
+let stopping = false;
+let streams: Awaited<ReturnType<typeof startStreams>> | undefined;
 
 port.on('message', (m: ToWorker) => {
   if (m.type === 'metrics') {
     registry.getMetricsAsJSON().then((metrics) => port.postMessage({ type: 'metrics', id: m.id, metrics }));
   } else if (m.type === 'replay') {
-    replay(m.request, (event) => port.postMessage({ type: 'replay-event', id: m.id, event })).then(
-      () => port.postMessage({ type: 'replay-done', id: m.id }),
-      (err: Error) =>
-        port.postMessage({
-          type: 'replay-done',
-          id: m.id,
-          error: { message: err.message, status: err instanceof ReplayError ? err.status : 500 },
-        }),
+    const done = (error?: { message: string; status: number }) =>
+      port.postMessage({ type: 'replay-done', id: m.id, error });
+    if (!streams) return done({ message: 'the stream processors are still starting', status: 503 });
+    localReplayRunner({ config, db, redis, kafka, logger }, streams)(m.request, (event) =>
+      port.postMessage({ type: 'replay-event', id: m.id, event }),
+    ).then(
+      () => done(),
+      (err: Error) => done({ message: err.message, status: err instanceof ReplayError ? err.status : 500 }),
     );
-  } else if (m.type === 'stop') {
-    streams
-      .stop()
-      .then(close)
+  } else if (m.type === 'stop' && !stopping) {
+    stopping = true;
+    Promise.resolve(streams?.stop())
+      .then(() => redis.disconnect())
       .finally(() => port.postMessage({ type: 'stopped' }));
   }
 });
-port.postMessage({ type: 'started' });
+
+for (let attempt = 1; !streams && !stopping; attempt++) {
+  try {
+    const started = await startStreams({
+      config,
+      db,
+      redis,
+      kafka,
+      logger,
+      processors: selectProcessors(config.STREAMS_PROCESSORS),
+      ensureTopics: false, // the app created every topic
+    });
+    // stopped while starting: the app is going away
+    if (stopping) await started.stop();
+    else streams = started;
+  } catch (err) {
+    port.postMessage({ type: 'retrying', message: (err as Error).message, attempt });
+    await new Promise((r) => setTimeout(r, Math.min(1_000 * attempt, 10_000)));
+  }
+}
+if (streams) port.postMessage({ type: 'started' });

@@ -86,6 +86,8 @@ describe('demo load after a crash', () => {
       DEMO_PRODUCTS: '200',
       DEMO_SESSIONS: '1200',
       DEMO_IMAGES: '0',
+      // the launcher gives up at the first crash instead of restarting the app (this test restarts it)
+      LAUNCHER_MAX_CRASHES: '1',
       DEMO_REPLAY_CONCURRENCY: '1',
     };
     const file = path.join(dataDir, 'demo-store.json');
@@ -105,7 +107,7 @@ describe('demo load after a crash', () => {
     );
     expect(appPid).toBeGreaterThan(0);
     process.kill(appPid, 'SIGKILL');
-    await running.exited; // the launcher stops the rest and exits when the app dies
+    await running.exited; // the launcher (LAUNCHER_MAX_CRASHES=1) stops the rest and exits when the app dies
     running = undefined;
     const after = readState();
     expect(after.progress.done).toBe(false);

@@ -113,13 +113,17 @@ describe('stream processors on their own thread', () => {
     // the process-wide figures once (from the app's main thread), not summed over the threads
     expect((await metrics()).match(/^process_cpu_seconds_total \d/gm)).toHaveLength(1);
 
-    // a replay from the log runs on the thread, streams its progress, and finds the aggregates equal
+    // a replay from the log runs on the thread, streams its progress, and finds the aggregates equal; the
+    // processors report started (readiness) once every one of them has joined its group
+    await expect
+      .poll(async () => (await fetch(`${base}/readyz`)).status, { timeout: 120_000, interval: 500 })
+      .toBe(200);
     const r = await fetch(`${base}/internal/replay`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${replayToken}` },
       body: JSON.stringify({ processor: 'events', from: 'earliest', swap: false }),
     });
-    expect(r.status).toBe(200);
+    expect(r.status, await r.clone().text()).toBe(200);
     const lines = (await r.text())
       .trim()
       .split('\n')
