@@ -6,9 +6,7 @@
 // broker on that directory (its recovery scan finds no torn batch).
 //
 // Needs to mount a tmpfs (root, or CAP_SYS_ADMIN): skipped with the reason otherwise.
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
-import os from 'node:os';
+import { rmSync, statfsSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
@@ -18,61 +16,12 @@ import type { Kafka } from '../../services/common/kafka/index.ts';
 import { type Broker, startBroker } from '../../services/kafka-broker/index.ts';
 import { type BeaconApp, eventId, readTopic, startBeaconApp } from '../beacon/helpers.ts';
 import { startRedis, type RedisServer } from '../helpers/redis.ts';
+import { fillDisk, mountTmpfs } from '../faults/tmpfs.ts';
 import { testKafka } from './helpers/broker.ts';
 
 const STORE = 'store-disk-full';
 const TOKEN = 'tok-disk-full-0123456789';
 const TOPIC = 'disk-full.records';
-
-/** a tmpfs of `size` on a fresh directory, or why it cannot be mounted here */
-function mountTmpfs(size: string): { dir: string; unmount(): void } | { reason: string } {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'sd-disk-full-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    const stderr = (err as { stderr?: Buffer }).stderr?.toString().trim();
-    return { reason: `cannot mount a tmpfs (${stderr || (err as Error).message}); needs root or CAP_SYS_ADMIN` };
-  }
-  return {
-    dir,
-    unmount() {
-      execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** takes every free byte of the file system holding `file` (ENOSPC ends it) */
-function fillDisk(file: string): number {
-  const fd = openSync(file, 'w');
-  const chunk = Buffer.alloc(64 * 1024, 0x5a);
-  let written = 0;
-  try {
-    for (;;) {
-      try {
-        written += writeSync(fd, chunk);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOSPC') break;
-        throw err;
-      }
-    }
-    // the last pages: smaller writes until not even one byte fits
-    for (const size of [4096, 512, 1]) {
-      for (;;) {
-        try {
-          written += writeSync(fd, chunk.subarray(0, size));
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOSPC') break;
-          throw err;
-        }
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return written;
-}
 
 const mount = mountTmpfs('16m');
 const skipReason = 'reason' in mount ? mount.reason : undefined;
