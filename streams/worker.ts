@@ -7,6 +7,8 @@
 // The thread lives as long as the app: a thread that held a chDB session and exits leaves the process's
 // engine unusable (the app's own queries hang or fail), so a failed start is retried here, inside the
 // thread, and the session is never closed by the thread (the app closes the engine when it stops).
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDb } from '../clickhouse/client.ts';
 import type { Config } from '../services/common/config.ts';
@@ -25,6 +27,10 @@ if (!port) throw new Error('streams/worker.ts runs as a worker thread (streams/m
 const data = workerData as StreamsWorkerData;
 const config: Config = data.config;
 const logger = createLogger('streams', config.LOG_LEVEL);
+/** nice value of the processors' thread (0-19; higher yields more to the read API) */
+const STREAMS_THREAD_NICE = 10;
+
+lowerPriority(STREAMS_THREAD_NICE);
 
 const db = await openDb({ ...data.db, lostBlocks: new Map(data.lostBlocks) });
 const redis = createRedis(config.redisUrl, { connectionName: 'app-streams' });
@@ -75,3 +81,17 @@ for (let attempt = 1; !streams && !stopping; attempt++) {
   }
 }
 if (streams) port.postMessage({ type: 'started' });
+
+/**
+ * Run this thread at a lower scheduling priority (Linux: a thread is a task with its own nice value) so
+ * that, with every core busy, the read API's thread gets the CPU first and the processors take what is
+ * left, as they did when they ran in slices of the read API's event loop; an idle core is theirs anyway.
+ */
+function lowerPriority(nice: number): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice);
+  } catch (err) {
+    logger.warn({ err: (err as Error).message }, 'streams: could not lower the thread priority');
+  }
+}
