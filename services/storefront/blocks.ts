@@ -70,6 +70,8 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
     relations: StoreRelations | null;
     learned: StoreLearned | null;
     images: ImageSimilarity | null;
+    /** the store's image index version (cache keys: an image described turns answers over) */
+    imagesVersion: number | null;
     content: StoreContent | null;
   }> {
     const storeId = input.view.storeId;
@@ -89,11 +91,11 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
       similarities.set(storeImages, images);
     }
     opts.precompute?.track(input.catalog, images);
-    return { relations, learned, images, content };
+    return { relations, learned, images, imagesVersion: storeImages?.version ?? null, content };
   }
 
   const versionOf = (input: ResultsInput, sf: StorefrontRequestState, b: Awaited<ReturnType<typeof behaviourOf>>) =>
-    `${input.catalog.version}.${sf.view.generation}.${b.relations?.version ?? 'x'}.${b.learned?.version ?? 'x'}.${similarOf(input.catalog).version}.${b.images ? 'i' : 'x'}.${b.content ? 'c' : 'x'}`;
+    `${input.catalog.version}.${sf.view.generation}.${b.relations?.version ?? 'x'}.${b.learned?.version ?? 'x'}.${similarOf(input.catalog).version}.${b.imagesVersion ?? 'x'}.${b.content ? 'c' : 'x'}`;
 
   async function cached(
     key: string | null,
