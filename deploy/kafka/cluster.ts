@@ -171,8 +171,8 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
         classPath,
         'kafka.tools.StorageTool',
         'format',
-        '-t',
-        clusterId,
+        // `--opt=value`: a base64url id may begin with '-', which the tool would take for an option
+        `--cluster-id=${clusterId}`,
         '-c',
         file,
       ]),
