@@ -289,12 +289,17 @@ export class Partition implements PartitionStore {
       next += BigInt(h.lastOffsetDelta) + 1n;
     }
     // 2. roll the segment when this append would overflow it (size, age, or int32 relative offsets)
-    if (this.shouldRoll(records.length, next, cfg, now)) {
+    // (a sealed active segment is a roll that failed half-way: its successor is still to be created)
+    if (this.active.sealed || this.shouldRoll(records.length, next, cfg, now)) {
       try {
         await this.roll();
       } catch (err) {
-        // the old segment may already be sealed: no safe place to append to until a restart
-        this.setFailed(err as Error);
+        // a full disk: the active segment stays active (a failed seal) or sealed awaiting its successor;
+        // this append is refused and the next one tries the roll again, so the log comes back by itself
+        this.ctx.logger.warn(
+          { err, topic: this.topic, partition: this.partition },
+          'segment roll failed; the next append retries it',
+        );
         return {
           result: this.errorResult(ErrorCode.KAFKA_STORAGE_ERROR, `segment roll failed: ${(err as Error).message}`),
           durable: null,
@@ -356,7 +361,7 @@ export class Partition implements PartitionStore {
   /** Seals the active segment (fsync + indexes) and starts a new one at the log end offset. */
   private async roll(): Promise<void> {
     const old = this.active;
-    await old.seal();
+    await old.seal(); // a no-op when an earlier roll sealed it and failed to create the next segment
     const seg = await Segment.createActive(this.dir, this.leo, this.ctx.cache);
     await fsyncDir(this.dir);
     this.segments.push(seg);

@@ -156,6 +156,8 @@ export class Segment {
 
   // active segment only: open index files and how many entries they hold
   private indexFh: fs.FileHandle | null = null;
+  /** set once seal() completed: no more appends (a failed seal leaves the segment active) */
+  sealed = false;
   private timeIndexFh: fs.FileHandle | null = null;
   private indexPersisted = 0;
   private timeIndexPersisted = 0;
@@ -199,8 +201,14 @@ export class Segment {
     const seg = new Segment(dir, baseOffset, fh, 0, cache);
     seg.offsetIndex = new OffsetIndex();
     seg.timeIndex = new TimeIndex(undefined, 12);
-    seg.indexFh = await fs.open(p.index, 'w+');
-    seg.timeIndexFh = await fs.open(p.timeindex, 'w+');
+    try {
+      seg.indexFh = await fs.open(p.index, 'w+');
+      seg.timeIndexFh = await fs.open(p.timeindex, 'w+');
+    } catch (err) {
+      // (a full disk) nothing of the new segment is kept open; a retry creates it afresh ('w+')
+      await Promise.all([fh.close(), seg.indexFh?.close()].map((c) => c?.catch(() => undefined)));
+      throw err;
+    }
     return seg;
   }
 
@@ -362,6 +370,7 @@ export class Segment {
    * last entry holds the segment's max timestamp) and all index entries, fsync and close the index files.
    */
   async seal(): Promise<void> {
+    if (this.sealed) return;
     await this.fh.datasync();
     this.timeIndex!.maybeAppend(this.maxTimestamp, this.lastBatchRel);
     await this.persistIndexes(this.nextOffset);
@@ -372,6 +381,7 @@ export class Segment {
     await this.timeIndexFh?.close();
     this.indexFh = null;
     this.timeIndexFh = null;
+    this.sealed = true;
     this.cache.touch(this, this.offsetIndex!.byteLength + this.timeIndex!.byteLength);
   }
 
