@@ -510,7 +510,15 @@ describe('browse: merchandising', () => {
           conditions: { expressions: [{ property: 'geo.country', operator: 'eq', values: ['DE'] }] },
         },
       ],
-      boosts: [{ match: { expressions: [{ property: 'vendor', operator: 'eq', values: [vendor] }] }, factor: 100 }],
+      // additive 1 on rank scores in (0, 1] lifts every match above every other product (a multiplicative
+      // factor lifts a match by its rank: on a long collection its last matches may stay below the top)
+      boosts: [
+        {
+          match: { expressions: [{ property: 'vendor', operator: 'eq', values: [vendor] }] },
+          mode: 'additive',
+          factor: 1,
+        },
+      ],
       banners: [
         {
           id: '01JE0000000000000000000201',

@@ -96,9 +96,11 @@ describe('image search on the stack', () => {
   });
 
   it('similar products rank look-alikes (products whose lead images render the same) first: precision@k ≥ 0.65', async () => {
-    // planted look-alikes of a product's lead image
+    // planted look-alikes of a product's lead image, among the products a shopper can see (the generator
+    // also makes drafts and unpublished products, which similar products answers 404 for)
     const groups = new Map<string, string[]>();
     for (const p of d.demo.products()) {
+      if (p.status !== 'active' || !p.published_at) continue;
       const lead = p.images?.[0]?.src;
       if (!lead) continue;
       const key = lookalikeKey(lead.split('/').pop() ?? '');
@@ -149,7 +151,12 @@ describe('image search on the stack', () => {
       pagination: { limit: ids.length },
     });
     expect(r.res.status).toBe(200);
-    expect(new Set(r.body.results.map((p: { id: number }) => String(p.id)))).toEqual(new Set(ids));
+    // the uploaded image answers as the same photo sent inline does, led by a planted look-alike (how many
+    // of them come first is the precision test's subject: a near miss may outrank one)
+    const inline = await searchByImage(await photo(name), { pagination: { limit: ids.length } });
+    const idsOf = (body: { results: { id: number }[] }) => body.results.map((p) => String(p.id));
+    expect(idsOf(r.body as never)).toEqual(idsOf(inline.body as never));
+    expect(ids).toContain(idsOf(r.body as never)[0]);
     // the request event of the search reaches requests_raw with its kind
     await vi.waitFor(
       async () => {

@@ -293,8 +293,13 @@ describe('demo shop in a browser', () => {
   });
 
   it('sessions that view A then B through the pages put B into A’s also-viewed block', async () => {
-    // two published products of one collection, the least popular ones (nobody viewed them together yet)
-    const [a, b] = d.demo.collections[0].product_ids.slice(-2).map(String);
+    // two published products of one collection, the least popular ones in stock (nobody viewed them
+    // together yet; the block hides what is out of stock)
+    const byId = new Map(
+      [...d.demo.products()].map((p) => [String(p.id), p as { variants?: { available?: boolean }[] }]),
+    );
+    const inStock = (id: string) => byId.get(id)?.variants?.some((v) => v.available) === true;
+    const [a, b] = d.demo.collections[0].product_ids.map(String).filter(inStock).slice(-2);
     const sessions: string[] = [];
     for (let s = 0; s < 6; s++) {
       const { page, context } = await newPage();
