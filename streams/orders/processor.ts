@@ -8,8 +8,15 @@
 // The state is saved after the writes and before the commit (same crash reasoning as sessions: a re-read
 // chunk either sees the old state and reproduces the same rows and token, or sees the new state and
 // skips the orders it already applied).
+//
+// An order Redis has no state for is either new or forgotten (a FLUSHALL, a fresh instance): its state is
+// then rebuilt from what orders_raw holds of it before the chunk (the runtime's `ctx.ledgerRows`: the rows
+// of its latest version — position, lines, cancelled — give the same contribution `contribution()` made
+// of that record), so a re-send after a flush changes nothing, and an edit or a cancellation subtracts
+// what the order had added.
 import { type Order, OrderSchema } from '../../schemas/orders.ts';
 import { RelatedProducts } from '../related/notify.ts';
+import type { LedgerEntry } from '../runtime/ledger.ts';
 import type { Decoded, ProcessContext, Processor, ProcessResult } from '../runtime/types.ts';
 import { chTime, RowSummer, utcDay, zodParse } from '../runtime/util.ts';
 
@@ -60,6 +67,23 @@ export function contribution(o: Order): OrderContribution | null {
   return { day: utcDay(o.created_at), items, paired };
 }
 
+/** The state of an order as orders_raw holds its latest version (the rows of one log position). */
+function stateFromLedger(o: Order, entry: LedgerEntry): OrderState {
+  const rows = [...entry.rows].sort((a, b) => Number(a.line_no) - Number(b.line_no));
+  const cancelled = rows.some((r) => r.cancelled === '1');
+  // the version's own lines; the ones it removed (is_deleted, at the end) contribute nothing
+  const line_items = rows
+    .filter((r) => r.is_deleted !== '1')
+    .map((r) => ({ product_id: r.product_id, variant_id: null, quantity: Number(r.quantity), price: r.price }));
+  const created_at = rows[0] ? `${rows[0].ts.replace(' ', 'T')}Z` : o.created_at;
+  return {
+    p: entry.partition,
+    o: entry.offset.toString(),
+    lines: rows.length ? Number(rows[rows.length - 1].line_no) + 1 : 0,
+    c: contribution({ ...o, created_at, cancelled, line_items }),
+  };
+}
+
 type SalesRow = { store_id: string; day: string; product_id: string; units: number; orders: number; revenue: bigint };
 type PairRow = { store_id: string; product_a: string; product_b: string; day: string; orders: number };
 
@@ -107,15 +131,35 @@ export const ordersProcessor: Processor<Order> = {
     },
   },
   parse: (value) => zodParse(OrderSchema, value),
+  // every version of an order, line by line, with its log position; `ts` is created_at (one per order)
+  ledger: {
+    table: 'orders_raw',
+    idColumn: 'order_id',
+    timeColumn: 'ts',
+    columns: ['line_no', 'product_id', 'quantity', 'price', 'cancelled', 'is_deleted', 'ts'],
+  },
   async process(batch: Decoded<Order>[], ctx: ProcessContext, partition: number): Promise<ProcessResult> {
     const keyOf = (o: Order) => ctx.stateKey('o', o.store_id, o.order_id);
-    const keys = [...new Set(batch.map((d) => keyOf(d.value)))];
+    const firstOf = new Map<string, Order>();
+    for (const d of batch) if (!firstOf.has(keyOf(d.value))) firstOf.set(keyOf(d.value), d.value);
+    const keys = [...firstOf.keys()];
     const loaded = keys.length ? await ctx.redis.mget(...keys) : [];
     const states = new Map<string, OrderState>();
+    const unknown: Order[] = [];
     keys.forEach((k, i) => {
       const v = loaded[i];
-      states.set(k, v ? (JSON.parse(v) as OrderState) : { p: -1, o: '-1', lines: 0, c: null });
+      if (v) states.set(k, JSON.parse(v) as OrderState);
+      else unknown.push(firstOf.get(k) as Order);
     });
+    // no state in Redis: new, or forgotten — then orders_raw knows what the order contributed
+    const known =
+      unknown.length && ctx.ledgerRows
+        ? await ctx.ledgerRows(unknown.map((o) => ({ store_id: o.store_id, id: o.order_id, time: o.created_at })))
+        : new Map<string, LedgerEntry>();
+    for (const o of unknown) {
+      const entry = known.get(`${o.store_id}:${o.order_id}`);
+      states.set(keyOf(o), entry ? stateFromLedger(o, entry) : { p: -1, o: '-1', lines: 0, c: null });
+    }
     const changed = new Set<string>();
     // signed sums: the summer adds `revenue` as bigint through the numeric fields
     const sales = new RowSummer<SalesRow>(['units', 'orders', 'revenue']);

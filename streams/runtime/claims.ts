@@ -22,13 +22,16 @@ import { assertIdentifier, type Db } from '../../clickhouse/client.ts';
 import type { Logger } from '../../services/common/logger.ts';
 
 /** The raw table in which a processor stores every id it owns, with the row's log position (`_partition`,
- *  `_offset`) — read only after Redis lost its claims. */
+ *  `_offset`) — read only when Redis lost what it knew: the dedup claims (here) or a processor's keyed
+ *  state (`ctx.ledgerRows`, runtime/ledger.ts). */
 export interface ProcessorLedger {
   table: string;
   /** the id column (the part of `dedupKey` after `<store_id>:`) */
   idColumn: string;
-  /** event-time column, to bound the lookup to the dedup horizon */
+  /** event-time column, to bound the lookup (to the dedup horizon; to the ids' own times) */
   timeColumn: string;
+  /** the columns `ctx.ledgerRows` returns (keyed state rebuilt from them) */
+  columns?: string[];
 }
 
 /** every claim of a chunk: KEYS = claim keys, ARGV = [ttl seconds, position per key]; the prior values (nil = claimed now) */

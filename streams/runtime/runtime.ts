@@ -8,7 +8,8 @@
 //      A tombstone (no value) goes to the processor's `parseTombstone(key)` when it has one (a delete on
 //      a compacted topic), else to the DLQ;
 //   3. duplicates by business id are removed (claims.ts; tombstones are never duplicates);
-//   4. the processor turns the rest into rows per table;
+//   4. the processor turns the rest into rows per table (keyed state Redis has no record of is read back
+//      from the processor's ledger as it stood before the chunk: `ctx.ledgerRows`, ledger.ts);
 //   5. each table is written with insert_deduplication_token `${topic}/${partition}/${first}-${last}`
 //      (plus `/${table}` when the processor writes several tables); a failing write is retried until it
 //      succeeds (withRetry: the partition waits, nothing is dead-lettered or committed meanwhile);
@@ -21,6 +22,7 @@ import type { TopicKey } from '../../schemas/topics.ts';
 import { dlqTopic } from '../../schemas/topics.ts';
 import { Claims } from './claims.ts';
 import { BatchJournal } from './journal.ts';
+import { readLedger } from './ledger.ts';
 import { streamMetrics } from './metrics.ts';
 import { timeSlicer } from './util.ts';
 import {
@@ -380,7 +382,16 @@ export class ProcessorRunner<T> {
     }
 
     lap('dlq');
-    const result = kept.length ? await this.processor.process(kept, this.ctx, partition) : { writes: [] };
+    // keyed state Redis forgot is read back from the ledger as it was before this chunk (runtime/ledger.ts)
+    const ledger = this.processor.ledger;
+    const ctx: ProcessContext = ledger
+      ? {
+          ...this.ctx,
+          ledgerRows: (items) =>
+            readLedger(this.deps.db, this.ctx.table(ledger.table), ledger, items, { partition, offset: first }),
+        }
+      : this.ctx;
+    const result = kept.length ? await this.processor.process(kept, ctx, partition) : { writes: [] };
     lap('process');
     const multi = this.processor.tables.written.length > 1;
     for (const w of result.writes) {

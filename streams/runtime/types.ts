@@ -10,6 +10,7 @@ import type { Db } from '../../clickhouse/client.ts';
 import type { Logger } from '../../services/common/logger.ts';
 import type { TopicKey } from '../../schemas/topics.ts';
 import type { ProcessorLedger } from './claims.ts';
+import type { LedgerEntry, LedgerLookup } from './ledger.ts';
 import type { ConsumerClient, ConsumerClientOptions } from '../../services/common/kafka/client.ts';
 
 // ------------------------------------------------------------------ the Kafka side
@@ -61,6 +62,13 @@ export interface ProcessContext {
    * (runtime/util.ts timeSlicer), else undefined: `const b = ctx.slice(); if (b) await b;` inside long loops
    */
   slice(): Promise<void> | undefined;
+  /**
+   * For keyed state Redis has no record of (lost in a FLUSHALL, a fresh instance, an eviction — or a new
+   * id): the processor's `ledger` rows of these ids at their latest log position before this chunk, keyed
+   * `<store_id>:<id>`; ids never applied are absent. One query per call. Set by the runtime for every
+   * chunk of a processor with a `ledger` (runtime/ledger.ts); absent otherwise.
+   */
+  ledgerRows?(items: LedgerLookup[]): Promise<Map<string, LedgerEntry>>;
 }
 
 export interface ProcessResult {
@@ -106,8 +114,9 @@ export interface Processor<T> {
   /** key for duplicate suppression (event_id, order_id…); undefined = never a duplicate. Never asked
    *  for tombstones: a delete is not a repeat of its key's upsert, and applying it twice is harmless */
   dedupKey?(value: T): string | undefined;
-  /** where the ids of `dedupKey` are stored with their log position; consulted only after Redis lost
-   *  its dedup claims (streams/runtime/claims.ts), so a client retry still counts once */
+  /** where the ids of `dedupKey` (or of the processor's keyed state) are stored with their log position;
+   *  consulted only where Redis lost what it knew: its dedup claims (streams/runtime/claims.ts), so a
+   *  client retry still counts once, and keyed state it has no record of (`ctx.ledgerRows`) */
   ledger?: ProcessorLedger;
   /** turn one batch (duplicates removed) into rows */
   process(batch: Decoded<T>[], ctx: ProcessContext, partition: number): Promise<ProcessResult>;
