@@ -3,6 +3,7 @@
 // covers the same through HTTP; here each stage is driven directly.
 import { describe, expect, it } from 'vitest';
 import type { ProductView } from '../../clickhouse/queries/catalog.ts';
+import { productView } from './fixtures.ts';
 import type { LearnedRow } from '../../clickhouse/queries/learned.ts';
 import { normalizeContext } from '../../services/storefront/context.ts';
 import { StoreCatalog } from '../../services/storefront/results/catalog.ts';
@@ -19,52 +20,7 @@ import { MemoryDirectory } from './harness.ts';
 
 let nextId = 1000;
 function product(title: string, type: string, price: number, extra: Partial<ProductView> = {}): ProductView {
-  const id = String(nextId++);
-  return {
-    id,
-    title,
-    handle: `p-${id}`,
-    body_html: `<p>${title}</p>`,
-    vendor: 'Acme',
-    product_type: type,
-    tags: [],
-    status: 'active',
-    published_at: '2026-01-01T00:00:00Z',
-    created_at: '2026-01-01T00:00:00Z',
-    updated_at: '2026-01-01T00:00:00Z',
-    options: [{ name: 'Color', position: 1, values: ['Red'] }],
-    variants: [
-      {
-        id: `${id}1`,
-        title: 'Red',
-        sku: `SKU-${id}`,
-        barcode: null,
-        price: price.toFixed(2),
-        compare_at_price: null,
-        option1: 'Red',
-        option2: null,
-        option3: null,
-        position: 1,
-        available: true,
-        inventory_quantity: 5,
-        inventory_item_id: null,
-        inventory_policy: 'deny',
-        inventory_management: null,
-        image_id: null,
-        requires_components: false,
-      },
-    ],
-    images: [],
-    metafields: {},
-    is_gift_card: false,
-    combined_listing_parent_product_id: null,
-    combined_listing_role: null,
-    has_variants_that_require_components: false,
-    category: null,
-    price_range: { from: price.toFixed(2), to: price.toFixed(2) },
-    available: true,
-    ...extra,
-  };
+  return productView(String(nextId++), title, type, price, extra);
 }
 
 function setup(

@@ -6,6 +6,7 @@
 // The stack suite (test/stack/blocks.test.ts) covers the same through HTTP.
 import { describe, expect, it } from 'vitest';
 import type { ProductView } from '../../clickhouse/queries/catalog.ts';
+import { productView } from './fixtures.ts';
 import { imageFeatureProvider } from '../../services/common/image-features.ts';
 import { renderImage } from '../../services/demo/generator/images.ts';
 import { StoreImages } from '../../services/storefront/images/index.ts';
@@ -18,52 +19,7 @@ const T0 = Date.UTC(2026, 10, 26, 12);
 
 let nextId = 5000;
 function product(title: string, type: string, price: number, extra: Partial<ProductView> = {}): ProductView {
-  const id = String(nextId++);
-  return {
-    id,
-    title,
-    handle: `p-${id}`,
-    body_html: `<p>${title}</p>`,
-    vendor: 'Acme',
-    product_type: type,
-    tags: [],
-    status: 'active',
-    published_at: '2026-01-01T00:00:00Z',
-    created_at: '2026-01-01T00:00:00Z',
-    updated_at: '2026-01-01T00:00:00Z',
-    options: [{ name: 'Size', position: 1, values: ['M'] }],
-    variants: [
-      {
-        id: `${id}1`,
-        title: 'M',
-        sku: `SKU-${id}`,
-        barcode: null,
-        price: price.toFixed(2),
-        compare_at_price: null,
-        option1: 'M',
-        option2: null,
-        option3: null,
-        position: 1,
-        available: true,
-        inventory_quantity: 5,
-        inventory_item_id: null,
-        inventory_policy: 'deny',
-        inventory_management: null,
-        image_id: null,
-        requires_components: false,
-      },
-    ],
-    images: [],
-    metafields: {},
-    is_gift_card: false,
-    combined_listing_parent_product_id: null,
-    combined_listing_role: null,
-    has_variants_that_require_components: false,
-    category: null,
-    price_range: { from: price.toFixed(2), to: price.toFixed(2) },
-    available: true,
-    ...extra,
-  };
+  return productView(String(nextId++), title, type, price, { option: { name: 'Size', value: 'M' }, ...extra });
 }
 
 /** a small store: dresses, shirts and mugs in a few words each */

@@ -23,6 +23,7 @@ import { computeFacets, expandFacets } from './facets.ts';
 import { activeRule, liveBanners, livePins } from './merch.ts';
 import { MAX_PRELOADS } from './preload.ts';
 import { featuredImageOf, parseAttributes, renderTile } from './render.ts';
+import { rankedLists, visibilityEpoch } from './ranked.ts';
 import { buildScope, compileEntitlements, type Scope } from './scope.ts';
 import { applyMerchBoosts, pinAt, pinTiles, resolveSortOrder, sortTiles } from './sort.ts';
 import { type Breakout, propertyOf, type Tile, tilesOf } from './tiles.ts';
@@ -208,14 +209,14 @@ export function resultPage(
 interface CollectionPage {
   collection: IndexedCollection;
   scope: Scope;
-  /** visible products of the collection in collection order */
-  products: { item: IndexedProduct; position: number }[];
+  /** the B2B location scoping the request (part of the ranked-list key) */
+  b2b: ReturnType<typeof b2bLocationOf>;
 }
 
 function collectionPage(
   input: ResultsInput,
   handle: string,
-  body: Pick<ResultFields, 'discountEntitlements' | 'forceHideOutOfStock'>,
+  body: Pick<ResultFields, 'discountEntitlements'>,
 ): CollectionPage {
   const { catalog } = input;
   const collection = catalog.collection(handle);
@@ -230,14 +231,64 @@ function collectionPage(
     const cat = catalog.b2b.get(scope.b2bCatalogId);
     if (!cat || (!cat.all_products && !cat.collection_ids.includes(collection.view.id))) throw notFound();
   }
-  const products: CollectionPage['products'] = [];
-  for (const m of catalog.membersOf(collection)) {
-    if (!scope.visible(m.item)) continue;
-    if (body.forceHideOutOfStock && !m.item.p.variants.some((v) => v.available)) continue;
+  return { collection, scope, b2b: b2bLocationOf(input) };
+}
+
+/** visible products of the collection in collection order */
+function visibleMembers(
+  input: ResultsInput,
+  page: CollectionPage,
+  forceHideOutOfStock: boolean | undefined,
+): { item: IndexedProduct; position: number }[] {
+  const products: { item: IndexedProduct; position: number }[] = [];
+  for (const m of input.catalog.membersOf(page.collection)) {
+    if (!page.scope.visible(m.item)) continue;
+    if (forceHideOutOfStock && !m.item.p.variants.some((v) => v.available)) continue;
     products.push(m);
   }
-  return { collection, scope, products };
+  return products;
 }
+
+/**
+ * The ranked-list key (ranked.ts): everything a collection's ranked tiles and facets are computed from, and
+ * nothing per shopper or per page.
+ */
+function rankedKey(
+  input: ResultsInput,
+  page: CollectionPage,
+  body: Pick<ResultFields, 'discountEntitlements' | 'forceHideOutOfStock' | 'filter_group'>,
+  parts: { facetCodes: readonly string[]; want: FacetWant; sortCode: string | null; ruleId: string | null },
+): string {
+  const { catalog, view, rc, now } = input;
+  const market = rc.market;
+  return JSON.stringify([
+    view.storeId,
+    catalog.version,
+    view.generation,
+    page.collection.view.id,
+    visibilityEpoch(catalog, now / 1000),
+    market ? [market.code, market.filterCatalog, market.marketPricing] : null,
+    rc.currency,
+    page.b2b,
+    body.discountEntitlements ?? null,
+    body.forceHideOutOfStock === true,
+    body.filter_group ?? null,
+    parts.facetCodes,
+    parts.want,
+    parts.sortCode,
+    parts.ruleId,
+  ]);
+}
+
+type FacetWant = { counts: boolean; ranges: boolean; display: boolean };
+
+const facetWant = (
+  body: Pick<ResultFields, 'retrieveFacetCount' | 'includeFacetRanges' | 'enrichFacetMetaobjects'>,
+) => ({
+  counts: body.retrieveFacetCount === true,
+  ranges: body.includeFacetRanges === true,
+  display: body.enrichFacetMetaobjects === true,
+});
 
 /**
  * A collection's default sort order: the configured one (the sort order whose `default_for_collections`
@@ -269,7 +320,8 @@ export interface BrowseResult {
 
 export function browse(input: ResultsInput, handle: string, body: BrowseBody): BrowseResult {
   const { catalog, view, rc, now } = input;
-  const { collection, scope, products } = collectionPage(input, handle, body);
+  const cp = collectionPage(input, handle, body);
+  const { collection, scope } = cp;
   const facetCodes = expandFacets(body.facets, catalog, scope);
   const filter = tileFilter(body.filter_group, scope);
 
@@ -291,19 +343,26 @@ export function browse(input: ResultsInput, handle: string, body: BrowseBody): B
   const rule = active?.rule ?? null;
   const breakouts = rule?.disable_variant_breakouts ? [] : breakoutsFor(input, 'collections', collection.view.handle);
 
-  let tiles = makeTiles(products, breakouts);
-  if (filter) tiles = tiles.filter(filter);
-  const facets = computeFacets(tiles, facetCodes, scope, {
-    counts: body.retrieveFacetCount === true,
-    ranges: body.includeFacetRanges === true,
-    display: body.enrichFacetMetaobjects === true,
-  });
-
-  tiles = sortTiles(tiles, order, scope);
-  if (rule) {
-    tiles = applyMerchBoosts(tiles, rule.boosts, scope);
-    tiles = pinAt(tiles, livePins(rule, rc));
-  }
+  const want = facetWant(body);
+  // the ranked list (shared by every request with the same key); pins and pages are per request
+  const ranked = rankedLists.get(
+    rankedKey(input, cp, body, {
+      facetCodes,
+      want,
+      sortCode,
+      ruleId: active ? `${active.id}:${active.preview}` : null,
+    }),
+    () => {
+      let all = makeTiles(visibleMembers(input, cp, body.forceHideOutOfStock), breakouts);
+      if (filter) all = all.filter(filter);
+      const facets = computeFacets(all, facetCodes, scope, want);
+      all = sortTiles(all, order, scope);
+      if (rule) all = applyMerchBoosts(all, rule.boosts, scope);
+      return { tiles: all, facets };
+    },
+  );
+  const { facets } = ranked;
+  const tiles = rule ? pinAt(ranked.tiles, livePins(rule, rc)) : ranked.tiles;
 
   const { page, limit } = { page: body.pagination?.page ?? 1, limit: body.pagination?.limit ?? 24 };
   let pageTiles: Tile[];
@@ -347,17 +406,18 @@ export function browse(input: ResultsInput, handle: string, body: BrowseBody): B
 
 export function collectionFacets(input: ResultsInput, handle: string, body: FacetsBody): FacetsResponse {
   const { catalog } = input;
-  const { collection, scope, products } = collectionPage(input, handle, body);
+  const cp = collectionPage(input, handle, body);
+  const { collection, scope } = cp;
   const facetCodes = expandFacets(body.facets, catalog, scope);
   const filter = tileFilter(body.filter_group, scope);
-  let tiles = makeTiles(products, breakoutsFor(input, 'collections', collection.view.handle));
-  if (filter) tiles = tiles.filter(filter);
-  const want = {
-    counts: body.retrieveFacetCount === true,
-    ranges: body.includeFacetRanges === true,
-    display: body.enrichFacetMetaobjects === true,
-  };
-  const f = computeFacets(tiles, facetCodes, scope, want);
+  const want = facetWant(body);
+  // facets only: no sort order and no rule in the key (a browse's entry has its own)
+  const f = rankedLists.get(rankedKey(input, cp, body, { facetCodes, want, sortCode: null, ruleId: null }), () => {
+    let tiles = makeTiles(visibleMembers(input, cp, false), breakoutsFor(input, 'collections', collection.view.handle));
+    if (filter) tiles = tiles.filter(filter);
+    // unsorted: the facets are the entry's subject
+    return { tiles, facets: computeFacets(tiles, facetCodes, scope, want) };
+  }).facets;
   return {
     ...(want.counts ? { facets: f.facets } : {}),
     ...(want.ranges ? { facetRanges: f.facetRanges } : {}),
