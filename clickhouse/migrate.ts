@@ -4,11 +4,16 @@
 // content changed after it was applied is refused: applied migrations are immutable, a change is a new
 // file. Statements are separated by a `;` at the end of a line; each statement must be idempotent
 // (`IF NOT EXISTS`), so a migration interrupted half-way can simply run again.
+//
+// With a cluster (`opts.cluster`, else CLICKHOUSE_CLUSTER) each statement is rendered at apply time for
+// replicated, sharded tables (clickhouse/cluster-ddl.ts); the files and their checksums stay as they are.
+// Without one, the statements run exactly as the files spell them.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Db } from './client.ts';
+import { ClusterRenderError, renderMigrations, schemaMigrationsDdl } from './cluster-ddl.ts';
 
 export const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -69,17 +74,41 @@ export function splitStatements(sql: string): string[] {
     .filter((s) => s.length > 0);
 }
 
+/** The cluster migrations are rendered for: `CLICKHOUSE_CLUSTER` (read here, at apply time), unset or empty = none. */
+export function clusterFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return env.CLICKHOUSE_CLUSTER?.trim() || undefined;
+}
+
 export async function migrate(
   db: Db,
-  opts: { dir?: string; log?: (msg: string) => void } = {},
+  opts: {
+    dir?: string;
+    log?: (msg: string) => void;
+    /** render for this ClickHouse cluster (Replicated*, Distributed, ON CLUSTER); default CLICKHOUSE_CLUSTER */
+    cluster?: string;
+  } = {},
 ): Promise<MigrationResult> {
   const log = opts.log ?? (() => {});
-  await db.command(`CREATE TABLE IF NOT EXISTS schema_migrations (
+  const cluster = opts.cluster ?? clusterFromEnv();
+  const migrations = loadMigrations(opts.dir);
+  // rendered before anything runs: a statement the cluster rendering does not know changes nothing
+  let rendered: string[][];
+  try {
+    rendered = renderMigrations(migrations, cluster ? { cluster, database: db.database } : undefined);
+  } catch (err) {
+    if (err instanceof ClusterRenderError) throw new MigrationError(err.message);
+    throw err;
+  }
+  await db.command(
+    cluster
+      ? schemaMigrationsDdl(cluster)
+      : `CREATE TABLE IF NOT EXISTS schema_migrations (
       version UInt32,
       name String,
       checksum String,
       applied_at DateTime64(3, 'UTC') DEFAULT now64(3)
-    ) ENGINE = MergeTree ORDER BY version`);
+    ) ENGINE = MergeTree ORDER BY version`,
+  );
   const applied = new Map(
     (
       await db.query<{ version: number; name: string; checksum: string }>(
@@ -88,7 +117,6 @@ export async function migrate(
     ).map((r) => [Number(r.version), r]),
   );
   const result: MigrationResult = { applied: [], skipped: [] };
-  const migrations = loadMigrations(opts.dir);
   // Refuse edits before applying anything, so a bad tree changes nothing.
   for (const m of migrations) {
     const prior = applied.get(m.version);
@@ -99,12 +127,12 @@ export async function migrate(
       );
     }
   }
-  for (const m of migrations) {
+  for (const [n, m] of migrations.entries()) {
     if (applied.has(m.version)) {
       result.skipped.push(m.file);
       continue;
     }
-    for (const [i, stmt] of m.statements.entries()) {
+    for (const [i, stmt] of rendered[n].entries()) {
       try {
         await db.command(stmt);
       } catch (err) {
