@@ -6,8 +6,9 @@
 // re-sent then would be counted again, an edit or a cancellation would subtract nothing. The ledger — the
 // raw table where the processor wrote every id it applied, with its log position — still knows. The
 // runtime hands each chunk `ctx.ledgerRows(ids)`: the ledger rows of those ids at the latest log position
-// *before this chunk*, one query per call, scoped by store and bounded by the ids' event time (the raw
-// tables' sort keys begin with `store_id, <time>`), values as server-side parameters.
+// *before this chunk*, one query per call, scoped by store and by the ids' exact event times (the raw
+// tables' sort keys begin with `store_id, <time>`, so only the granules holding them are read), values as
+// server-side parameters.
 //
 // Rows at or after the chunk's first offset in its partition are left out: they were written by an
 // earlier attempt of this very chunk (a crash between its writes and its state save), and counting them
@@ -20,7 +21,8 @@ export interface LedgerLookup {
   store_id: string;
   /** the id (the ledger's `idColumn`) */
   id: string;
-  /** the id's event time, ISO 8601 UTC: the value every row of the id carries in the ledger's `timeColumn` */
+  /** the id's event time, ISO 8601 UTC with milliseconds: the value every row of the id carries in the
+   *  ledger's `timeColumn` (for orders: created_at) */
   time: string;
 }
 
@@ -44,22 +46,22 @@ export async function readLedger(
   if (items.length === 0) return out;
   const columns = spec.columns ?? [];
   for (const c of [table, spec.idColumn, spec.timeColumn, ...columns]) assertIdentifier(c);
-  const times = items.map((i) => Date.parse(i.time)).filter(Number.isFinite);
-  if (times.length !== items.length) throw new Error('ledger lookup: an id without a valid time');
+  const times = items.map((i) => Date.parse(i.time));
+  if (!times.every(Number.isFinite)) throw new Error('ledger lookup: an id without a valid time');
   const chTime = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace(/Z$/, '');
   const rows = await db.query<Record<string, string>>(
     `SELECT store_id AS __store, ${spec.idColumn} AS __id, _partition AS __p, toString(_offset) AS __o
        ${columns.map((c) => `, toString(${c}) AS __c_${c}`).join('')}
      FROM ${table}
      WHERE store_id IN {stores:Array(String)} AND ${spec.idColumn} IN {ids:Array(String)}
-       AND ${spec.timeColumn} BETWEEN {from:DateTime64(3, 'UTC')} AND {to:DateTime64(3, 'UTC')}
+       AND ${spec.timeColumn} IN {times:Array(DateTime64(3, 'UTC'))}
        AND NOT (_partition = {p:UInt32} AND _offset >= {o:UInt64})`,
     {
       stores: [...new Set(items.map((i) => i.store_id))],
       ids: [...new Set(items.map((i) => i.id))],
-      // a second of margin each side: the column keeps milliseconds, the time may have had more
-      from: chTime(Math.min(...times) - 1000),
-      to: chTime(Math.max(...times) + 1000),
+      // the exact times (milliseconds, as the column keeps them): the sort key's second column narrows the
+      // read to the granules holding them
+      times: [...new Set(times)].map(chTime),
       p: before.partition,
       o: before.offset.toString(),
     },
