@@ -91,6 +91,24 @@ export const EnvSchema = z.object({
   DEMO_IMAGES: z.coerce.number().int().min(0).max(100_000).default(256),
   /** demo store: concurrent HTTP requests of the session replay */
   DEMO_REPLAY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /**
+   * image features (image search, similar products' and content search's image signal): `local` = the
+   * built-in visual features (local-v1, no network); `http` = a learned model behind IMAGE_MODEL_URL
+   * (contract: docs/storefront-api.md, "Image model service"). The image processors and the read API both
+   * use it; features are stored with their model and only features of the configured model are compared.
+   */
+  IMAGE_FEATURES: z.enum(['local', 'http']).default('local'),
+  /** IMAGE_FEATURES=http: the embedding endpoint (POST image bytes → {model, embedding}) */
+  IMAGE_MODEL_URL: optionalUrl,
+  /** IMAGE_FEATURES=http: the model id stored with every feature row; the service must answer with it */
+  IMAGE_MODEL: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,99}$/, 'expected a model id (letters, digits, . _ : @ / + -)')
+    .refine((v) => v !== 'local-v1', 'local-v1 is the built-in model: set IMAGE_FEATURES=local')
+    .optional(),
+  /** IMAGE_FEATURES=http: how long one embedding request may take, ms */
+  IMAGE_MODEL_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** maximum request body size for JSON endpoints, bytes */
   BODY_LIMIT_BYTES: z.coerce
     .number()
@@ -237,6 +255,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const e = parsed.data;
+  if (e.IMAGE_FEATURES === 'http') {
+    const missing = (['IMAGE_MODEL_URL', 'IMAGE_MODEL'] as const).filter((k) => !e[k]);
+    if (missing.length)
+      throw new ConfigError(missing.map((variable) => ({ variable, message: 'required when IMAGE_FEATURES=http' })));
+  }
   const dataDir = path.resolve(e.DATA_DIR);
   return {
     ...e,

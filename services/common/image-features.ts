@@ -14,8 +14,9 @@
 //   - a 64-bit difference hash (dHash) of the grey image: near-duplicates.
 // Similarity (0-1) is 0.45 histogram intersection + 0.2 layout + 0.2 edge cosine + 0.15 hash agreement.
 //
-// A learned model (a CLIP-style embedding service) plugs in as another `ImageFeatureProvider`: its
-// `model` id is stored with every feature row, and an index compares only features of the same model.
+// A learned model (a CLIP-style embedding service) plugs in as another `ImageFeatureProvider`, selected by
+// configuration (IMAGE_FEATURES=http, IMAGE_MODEL_URL, IMAGE_MODEL: `httpImageProvider` below): its
+// `model` id is stored with every feature row, and the read API uses only features of its configured model.
 import sharp from 'sharp';
 
 /** uploads and fetched images larger than this are refused (the spec's 15 MB) */
@@ -358,6 +359,7 @@ function hashAgreement(a: ImageFeatures, b: ImageFeatures): number {
 }
 
 export function localSimilarity(a: ImageFeatures, b: ImageFeatures): number {
+  if (a.model !== LOCAL_MODEL || b.model !== LOCAL_MODEL) return 0;
   if (a.vector.length !== LOCAL_DIMS || b.vector.length !== LOCAL_DIMS) return 0;
   return localAt(a.vector, 0, b.vector, 0, hashAgreement(a, b));
 }
@@ -503,14 +505,144 @@ export const localProvider: ImageFeatureProvider = {
   similarity: localSimilarity,
 };
 
+/** What selects the provider (services/common/config.ts: IMAGE_FEATURES, IMAGE_MODEL_URL, IMAGE_MODEL, …). */
+export interface ImageFeatureSettings {
+  IMAGE_FEATURES: 'local' | 'http';
+  IMAGE_MODEL_URL?: string;
+  IMAGE_MODEL?: string;
+  IMAGE_MODEL_TIMEOUT_MS?: number;
+}
+
 /**
- * The provider a deployment uses. Only `local-v1` ships; a learned model is added by implementing
- * ImageFeatureProvider (extract = the model's embedding of the decoded image, similarity = cosine) and
- * returning it here under its own model id. Both the processor and the read API call this, so they agree.
+ * The provider a deployment uses: `local-v1` (the default), or a learned model behind an HTTP embedding
+ * service (IMAGE_FEATURES=http). Both the image processors and the read API call this with the same
+ * configuration, so catalog features and query features come from the same model. A string selects by
+ * model id (only `local-v1` is known by name).
  */
-export function imageFeatureProvider(model = LOCAL_MODEL): ImageFeatureProvider {
-  if (model === LOCAL_MODEL) return localProvider;
-  throw new Error(`unknown image feature model ${JSON.stringify(model)}; available: local-v1`);
+export function imageFeatureProvider(settings: string | ImageFeatureSettings = LOCAL_MODEL): ImageFeatureProvider {
+  if (typeof settings === 'string') {
+    if (settings === LOCAL_MODEL) return localProvider;
+    throw new Error(`unknown image feature model ${JSON.stringify(settings)}; available: local-v1`);
+  }
+  if (settings.IMAGE_FEATURES === 'local') return localProvider;
+  if (!settings.IMAGE_MODEL_URL || !settings.IMAGE_MODEL)
+    throw new Error('IMAGE_FEATURES=http needs IMAGE_MODEL_URL and IMAGE_MODEL');
+  return httpImageProvider({
+    url: settings.IMAGE_MODEL_URL,
+    model: settings.IMAGE_MODEL,
+    timeoutMs: settings.IMAGE_MODEL_TIMEOUT_MS ?? 10_000,
+  });
+}
+
+// ── a learned model behind HTTP ──
+
+export type ImageModelErrorReason = 'unavailable' | 'timeout' | 'bad_response' | 'mismatch';
+
+/**
+ * The image model service could not describe an image (down, timing out, answering 5xx or something
+ * that is not an embedding of the configured model). Never the image's fault: the read API answers 503,
+ * the processors write the image with status `model_<reason>` and try it again on the next change.
+ */
+export class ImageModelError extends Error {
+  readonly reason: ImageModelErrorReason;
+  constructor(reason: ImageModelErrorReason, message: string) {
+    super(message);
+    this.name = 'ImageModelError';
+    this.reason = reason;
+  }
+}
+
+/** the largest embedding accepted from a model service */
+export const MAX_EMBEDDING_DIMS = 8_192;
+const MIME: Record<ImageFormat, string> = { jpeg: 'image/jpeg', png: 'image/png', webp: 'image/webp' };
+
+/**
+ * A learned model (a CLIP-style image encoder) behind an HTTP embedding service. Contract
+ * (docs/storefront-api.md, "Image model service"):
+ *
+ *   POST <IMAGE_MODEL_URL>   content-type: image/jpeg | image/png | image/webp   body: the image's bytes
+ *                            x-image-model: <IMAGE_MODEL> (the model the caller expects)
+ *   200 application/json {"model": "<IMAGE_MODEL>", "embedding": [<finite numbers>, …]}
+ *   400 / 413 / 415 / 422    the model refused the image (→ the image is not usable: 422 to a shopper)
+ *   anything else            the service failed (→ 503; processors: status model_unavailable)
+ *
+ * The image is checked here first (size, format, a full decode: truncated, corrupt and decompression-bomb
+ * images never reach the service). The embedding is stored L2-normalized with the model id; similarity is
+ * the cosine (clamped to 0-1). An answer naming another model is refused (status model_mismatch): features of
+ * two models are never stored under one name.
+ */
+export function httpImageProvider(o: { url: string; model: string; timeoutMs: number }): ImageFeatureProvider {
+  return {
+    model: o.model,
+    async extract(bytes) {
+      const { format } = await decodeImage(bytes);
+      let res: Response;
+      try {
+        res = await fetch(o.url, {
+          method: 'POST',
+          headers: { 'content-type': MIME[format], accept: 'application/json', 'x-image-model': o.model },
+          body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+          signal: AbortSignal.timeout(o.timeoutMs),
+        });
+      } catch (err) {
+        const e = err as Error;
+        if (e.name === 'TimeoutError' || e.name === 'AbortError')
+          throw new ImageModelError('timeout', `the image model service did not answer within ${o.timeoutMs} ms`);
+        throw new ImageModelError('unavailable', `the image model service is unreachable (${e.message})`);
+      }
+      let text: string;
+      try {
+        text = await res.text();
+      } catch (err) {
+        throw new ImageModelError(
+          'unavailable',
+          `the image model service's answer broke off (${(err as Error).message})`,
+        );
+      }
+      if ([400, 413, 415, 422].includes(res.status))
+        throw new ImageError('undecodable', `the image model refused the image (${res.status}: ${text.slice(0, 200)})`);
+      if (res.status !== 200)
+        throw new ImageModelError('unavailable', `the image model service answered ${res.status}`);
+      let body: { model?: unknown; embedding?: unknown };
+      try {
+        body = JSON.parse(text) as typeof body;
+      } catch {
+        throw new ImageModelError('bad_response', 'the image model service answered something other than JSON');
+      }
+      if (body?.model !== o.model)
+        throw new ImageModelError(
+          'mismatch',
+          `the image model service answered for model ${JSON.stringify(body?.model)}; configured: ${JSON.stringify(o.model)}`,
+        );
+      const e = body.embedding;
+      if (
+        !Array.isArray(e) ||
+        e.length === 0 ||
+        e.length > MAX_EMBEDDING_DIMS ||
+        !e.every((v) => typeof v === 'number' && Number.isFinite(v))
+      )
+        throw new ImageModelError(
+          'bad_response',
+          `the image model service's embedding is not 1-${MAX_EMBEDDING_DIMS} finite numbers`,
+        );
+      const vector = Float32Array.from(e as number[]);
+      let norm = 0;
+      for (const v of vector) norm += v * v;
+      norm = Math.sqrt(norm);
+      if (norm === 0) throw new ImageModelError('bad_response', "the image model service's embedding is all zeros");
+      for (let i = 0; i < vector.length; i++) vector[i] /= norm;
+      return { model: o.model, vector, hash: '' };
+    },
+    similarity: cosineSimilarity,
+  };
+}
+
+/** cosine of two L2-normalized embeddings, clamped to 0-1 (0 for different models or lengths) */
+export function cosineSimilarity(a: ImageFeatures, b: ImageFeatures): number {
+  if (a.model !== b.model || a.vector.length !== b.vector.length || a.vector.length === 0) return 0;
+  let dot = 0;
+  for (let i = 0; i < a.vector.length; i++) dot += a.vector[i] * b.vector[i];
+  return Math.max(0, Math.min(1, dot));
 }
 
 /** features ⇄ their stored form (Redis, ClickHouse rows) */

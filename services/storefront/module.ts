@@ -150,6 +150,8 @@ export const storefrontModule: AppModule = {
       redis: ctx.redis,
       subscriber: discoverySubscriber,
       logger: log,
+      // IMAGE_FEATURES / IMAGE_MODEL_URL / IMAGE_MODEL: the model the image processors describe the catalog with
+      model: config,
     });
     ctx.onClose(() => {
       discovery.close();

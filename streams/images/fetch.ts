@@ -4,11 +4,15 @@
 // image or host never fails or stalls a chunk. Within one chunk a host that failed several times in a row
 // is skipped for the rest of the chunk (`host_skipped`), which bounds a chunk's time when a host is down.
 // Described images are cached by URL (an LRU, one hour), so a URL shared by many records (and a
-// re-delivered record) is fetched once.
+// re-delivered record) is fetched once. With a learned model behind HTTP (IMAGE_FEATURES=http) a failing
+// model service gives `model_unavailable` / `model_timeout` / `model_bad_response` / `model_mismatch`
+// (never cached); after `hostFailures` of them in a row the model is not called again for the rest of the
+// chunk (`model_skipped`), which bounds a chunk's time while the service is down.
 import {
   type ImageFeatureProvider,
   type ImageFeatures,
   ImageError,
+  ImageModelError,
   MAX_IMAGE_BYTES,
 } from '../../services/common/image-features.ts';
 import { counter } from '../../services/common/metrics.ts';
@@ -39,6 +43,8 @@ const images = counter('image_features_images_total', 'Catalog images described 
 
 /** statuses that say the host is unreachable or failing (they count toward skipping it) */
 const HOST_FAILURE = /^(timeout|network_error|http_5\d\d)$/;
+/** statuses that say the image model service failed (never the image's fault: not cached) */
+const MODEL_FAILURE = /^model_/;
 
 export class ImageDescriber {
   private readonly provider: ImageFeatureProvider;
@@ -80,6 +86,7 @@ export class ImageDescriber {
       }
     }
     const failures = new Map<string, number>();
+    let modelFailures = 0;
     let next = 0;
     const worker = async () => {
       while (next < todo.length) {
@@ -88,14 +95,20 @@ export class ImageDescriber {
         let r: DescribedImage;
         if (host && (failures.get(host) ?? 0) >= this.o.hostFailures)
           r = { src: url, status: 'host_skipped', features: null };
+        else if (modelFailures >= this.o.hostFailures) r = { src: url, status: 'model_skipped', features: null };
         else {
           r = await this.describe(url);
           if (host) failures.set(host, HOST_FAILURE.test(r.status) ? (failures.get(host) ?? 0) + 1 : 0);
+          modelFailures = MODEL_FAILURE.test(r.status) ? modelFailures + 1 : r.status === 'ok' ? 0 : modelFailures;
         }
         images.inc({ status: r.status });
         out.set(url, r);
-        // failures of the host are not cached: the next chunk tries again
-        if (r.status === 'ok' || (!HOST_FAILURE.test(r.status) && r.status !== 'host_skipped')) this.remember(url, r);
+        // failures of the host or the model are not cached: the next chunk tries again
+        if (
+          r.status === 'ok' ||
+          (!HOST_FAILURE.test(r.status) && !MODEL_FAILURE.test(r.status) && r.status !== 'host_skipped')
+        )
+          this.remember(url, r);
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.o.concurrency, todo.length) }, worker));
@@ -124,6 +137,7 @@ export class ImageDescriber {
     try {
       return { src: url, status: 'ok', features: await this.provider.extract(bytes) };
     } catch (err) {
+      if (err instanceof ImageModelError) return fail(`model_${err.reason}`);
       return fail(err instanceof ImageError ? err.reason : 'undecodable');
     }
   }

@@ -10,6 +10,10 @@
 // `image_features_images_total{status}`) rather than retried forever; the next change of the record, or a
 // replay, describes it again. Within a chunk only the last version of each item is described (the
 // runtime writes every row; ReplacingMergeTree keeps the newest by `_version`).
+//
+// Each row names the model that described it (`model`: local-v1, or IMAGE_MODEL with IMAGE_FEATURES=http).
+// After a model change the read API ignores rows of the other model; a replay of images_products and
+// images_content (POST /internal/replay), or each record's next change, recomputes them with the new one.
 import {
   type CatalogContent,
   CatalogContentSchema,
@@ -18,6 +22,7 @@ import {
   CatalogProductSchema,
 } from '../../schemas/catalog.ts';
 import { encodeImagesMessages, IMAGES_CHANNEL, type ImageItemType, type ImagesChange } from '../../schemas/images.ts';
+import { loadConfig } from '../../services/common/config.ts';
 import { featuresToJson, imageFeatureProvider } from '../../services/common/image-features.ts';
 import type { Change } from '../catalog/shared.ts';
 import { LATEST, meta, parser, tombstoneParser, tombstoneTime } from '../catalog/shared.ts';
@@ -35,9 +40,14 @@ interface Item {
 }
 
 const TABLE = 'image_features';
-/** one describer per process: its URL cache is shared by both processors and every partition */
+/**
+ * one describer per process: its URL cache is shared by both processors and every partition. Its provider
+ * is the configured one (IMAGE_FEATURES, IMAGE_MODEL_URL, IMAGE_MODEL: services/common/config.ts), read from
+ * the environment the app's configuration was loaded from (the processors' thread inherits it), the same
+ * the read API describes query images with.
+ */
 let shared: ImageDescriber | null = null;
-const describer = () => (shared ??= new ImageDescriber(imageFeatureProvider()));
+const describer = () => (shared ??= new ImageDescriber(imageFeatureProvider(loadConfig(process.env))));
 
 /** Tests swap the describer (a short timeout, a fresh cache). */
 export function setImageDescriber(d: ImageDescriber | null): void {

@@ -3,11 +3,20 @@
 // `agg:images` channel (schemas/images.ts): a message names the items whose rows a chunk wrote and the
 // index re-reads exactly those. Pub/sub has no replay: every (re)subscription reloads the loaded stores.
 // Image search and content search's image signal read only this index on the request path.
+//
+// The index holds features of one model, the deployment's (IMAGE_FEATURES / IMAGE_MODEL): a row written by
+// another model (before a model change, until a replay recomputes it) is kept as an item without features
+// and counted in `otherModelItems`, so features of two models are never compared.
 import type { Redis } from 'ioredis';
 import type { Db } from '../../../clickhouse/client.ts';
 import { type ImageFeatureRow, imageFeaturePage, imageFeaturesByIds } from '../../../clickhouse/queries/images.ts';
 import { IMAGES_CHANNEL, type ImageItemType, type ImagesChange, parseImagesMessage } from '../../../schemas/images.ts';
-import { FeatureMatrix, type ImageFeatureProvider, type ImageFeatures } from '../../common/image-features.ts';
+import {
+  FeatureMatrix,
+  type ImageFeatureProvider,
+  type ImageFeatures,
+  LOCAL_MODEL,
+} from '../../common/image-features.ts';
 import type { Logger } from '../../common/logger.ts';
 
 /** images compared in full per search (after a coarse pass over all): enough for 250 candidates after
@@ -23,6 +32,14 @@ export interface ItemImages {
 /** One store's image features by item type and id. */
 export class StoreImages {
   readonly storeId: string;
+  /** the model whose features this index holds */
+  readonly model: string;
+  /** items whose current row was described by another model (ignored until recomputed) */
+  readonly otherModelItems: Record<ImageItemType, Set<string>> = {
+    product: new Set(),
+    article: new Set(),
+    page: new Set(),
+  };
   readonly items: Record<ImageItemType, Map<string, ItemImages>> = {
     product: new Map(),
     article: new Map(),
@@ -30,16 +47,20 @@ export class StoreImages {
   };
   version = 0;
 
-  constructor(storeId: string) {
+  constructor(storeId: string, model: string = LOCAL_MODEL) {
     this.storeId = storeId;
+    this.model = model;
   }
 
   put(type: ImageItemType, row: ImageFeatureRow): void {
     if (type === 'product') this.matrix = null;
+    const own = row.model === this.model;
+    if (own) this.otherModelItems[type].delete(row.item_id);
+    else this.otherModelItems[type].add(row.item_id);
     this.items[type].set(row.item_id, {
       srcs: row.image_srcs,
       features: row.image_vectors.map((v, i) =>
-        row.image_status[i] === 'ok' && v.length
+        own && row.image_status[i] === 'ok' && v.length
           ? { model: row.model, vector: Float32Array.from(v), hash: row.image_hashes[i] ?? '' }
           : null,
       ),
@@ -80,6 +101,7 @@ export class StoreImages {
   remove(type: ImageItemType, id: string): void {
     if (type === 'product') this.matrix = null;
     this.items[type].delete(id);
+    this.otherModelItems[type].delete(id);
   }
 
   /** the described images of an item (empty when none) */
@@ -93,6 +115,8 @@ export interface ImageIndexOptions {
   /** a dedicated subscriber connection (pub/sub mode); none: no live updates (tests, tools) */
   subscriber?: Redis;
   logger: Logger;
+  /** the model of the deployment's provider (default local-v1): rows of another model are ignored */
+  model?: string;
 }
 
 const PAGE = 2_000;
@@ -154,7 +178,7 @@ export class ImageIndex {
   private async load(storeId: string): Promise<StoreImages> {
     const during: ImagesChange[] = [];
     this.loading.set(storeId, during);
-    const s = new StoreImages(storeId);
+    const s = new StoreImages(storeId, this.opts.model ?? LOCAL_MODEL);
     try {
       for (const type of TYPES) {
         let after = '0';

@@ -5,7 +5,10 @@
 // (services/common/image-features.ts), and compared with the store's in-process image index.
 //
 // Refusals name the field: oversized → 413 (`image` / `image_data`), not an image, truncated, corrupt or
-// too many pixels → 422, no file part → 422, not multipart → 415, unknown or expired image_id → 404.
+// too many pixels → 422, no file part → 422, not multipart → 415, unknown or expired image_id → 404 (an
+// upload described by another image model than the deployment's now is unknown too: its features cannot
+// be compared). With a learned model (IMAGE_FEATURES=http) a failing model service → 503 `unavailable`
+// with Retry-After; the model refusing the image → 422.
 import multipart from '@fastify/multipart';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -18,7 +21,12 @@ import {
   ImageUploadResponseSchema,
 } from '../../../schemas/images.ts';
 import { ErrorBodySchema, ResultEnvelopeSchema } from '../../../schemas/storefront.ts';
-import { type ImageFeatureProvider, type ImageFeatures, ImageError } from '../../common/image-features.ts';
+import {
+  type ImageFeatureProvider,
+  type ImageFeatures,
+  ImageError,
+  ImageModelError,
+} from '../../common/image-features.ts';
 import type { StoreDirectory } from '../../store-config/api.ts';
 import { StorefrontError } from '../errors.ts';
 import type { StorefrontRequestState } from '../frame.ts';
@@ -60,6 +68,15 @@ async function describe(provider: ImageFeatureProvider, bytes: Buffer, field: st
     return await provider.extract(bytes);
   } catch (err) {
     if (err instanceof ImageError) throw refusal(err, field);
+    // the image model service (IMAGE_FEATURES=http) failed: not the image's fault, worth a retry
+    if (err instanceof ImageModelError)
+      throw new StorefrontError(
+        503,
+        'unavailable',
+        'Image search is temporarily unavailable (the image model service failed); retry shortly.',
+        [{ path: field, message: err.message }],
+        { 'retry-after': '5' },
+      );
     throw err;
   }
 }
@@ -93,6 +110,17 @@ export async function imageRoutes(host: FastifyInstance, opts: ImageRoutesOption
       '/images/upload',
       {
         bodyLimit: IMAGE_MAX_BYTES + MB,
+        config: {
+          links: {
+            200: {
+              searchByUpload: {
+                operationId: 'imageSearch',
+                description: 'Search products by the uploaded image: its `imageId` as `image_id`.',
+                requestBody: { image_id: '$response.body#/imageId' },
+              },
+            },
+          },
+        },
         // the body is a multipart stream read by the handler; the schema only documents it (Fastify hands
         // an absent body to the validator as null: to the frame, which checks a JSON body's identity and
         // context, this request has none)
@@ -179,6 +207,13 @@ export async function imageRoutes(host: FastifyInstance, opts: ImageRoutesOption
       let query: ImageFeatures;
       if (imageId !== undefined) {
         const f = await opts.uploads.get(store, imageId);
+        if (f && f.model !== opts.provider.model)
+          throw new StorefrontError(
+            404,
+            'not_found',
+            'This image was uploaded under another image model; upload it again.',
+            [{ path: 'image_id', message: `described by ${f.model}; image search now uses ${opts.provider.model}` }],
+          );
         if (!f)
           throw new StorefrontError(
             404,
