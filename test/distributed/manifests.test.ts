@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import YAML from 'yaml';
 import type { Db } from '../../clickhouse/client.ts';
 import { LOCAL_SUFFIX, renderMigrations, schemaMigrationsDdl } from '../../clickhouse/cluster-ddl.ts';
-import { loadMigrations, MigrationError, migrate } from '../../clickhouse/migrate.ts';
+import { clusterFromEnv, loadMigrations, MigrationError, migrate } from '../../clickhouse/migrate.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { healthRoutes } from '../../services/app/health.ts';
 import { EnvSchema, loadConfig } from '../../services/common/config.ts';
@@ -279,13 +279,15 @@ describe('deploy/Dockerfile', () => {
 describe('deploy/k8s', () => {
   let base: { text: string; docs: Record<string, any>[] };
   let adapter: { text: string; docs: Record<string, any>[] };
+  let cluster: { text: string; docs: Record<string, any>[] };
   beforeAll(() => {
     base = kustomizeBuild('deploy/k8s/base');
     adapter = kustomizeBuild('deploy/k8s/prometheus-adapter');
+    cluster = kustomizeBuild('deploy/k8s/overlays/clickhouse-cluster');
   });
-  const byKind = (kind: string) => base.docs.filter((d) => d.kind === kind);
-  const projectContainers = () =>
-    byKind('Deployment').flatMap((d) =>
+  const byKind = (kind: string, docs = base.docs) => docs.filter((d) => d.kind === kind);
+  const projectContainers = (docs = base.docs) =>
+    byKind('Deployment', docs).flatMap((d) =>
       (d.spec.template.spec.containers as any[])
         .filter((c) => String(c.image).startsWith('storefront-discovery'))
         .map((c) => ({ deployment: d, container: c })),
@@ -318,6 +320,7 @@ describe('deploy/k8s', () => {
     for (const [name, built] of [
       ['base', base],
       ['prometheus-adapter', adapter],
+      ['overlays/clickhouse-cluster', cluster],
     ] as const) {
       const r = check(built.text);
       expect(r.status, `${name}: ${r.out}`).toBe(0);
@@ -374,13 +377,14 @@ describe('deploy/k8s', () => {
     }
   });
 
-  test("the project containers' environment is what config.ts knows, complete for distributed mode", () => {
+  /** each project container's environment as Kubernetes assembles it (envFrom ConfigMap/Secret, then env) */
+  function containerEnvs(docs: Record<string, any>[]) {
     const data = (kind: string, name: string) => {
-      const d = base.docs.find((x) => x.kind === kind && x.metadata.name === name);
+      const d = docs.find((x) => x.kind === kind && x.metadata.name === name);
       expect(d, `${kind} ${name}`).toBeDefined();
       return (d!.data ?? d!.stringData ?? {}) as Record<string, string>;
     };
-    for (const { deployment, container } of projectContainers()) {
+    return projectContainers(docs).map(({ deployment, container }) => {
       const env: Record<string, string> = {};
       for (const from of container.envFrom ?? []) {
         Object.assign(
@@ -389,8 +393,30 @@ describe('deploy/k8s', () => {
         );
       }
       for (const e of container.env ?? []) env[e.name] = e.value;
-      expect(envProblems(container.args[0], env), deployment.metadata.name).toEqual([]);
+      return { name: deployment.metadata.name as string, service: container.args[0] as string, env };
+    });
+  }
+
+  test("the project containers' environment is what config.ts knows, complete for distributed mode", () => {
+    for (const docs of [base.docs, cluster.docs]) {
+      const envs = containerEnvs(docs);
+      expect(envs.length).toBe(serviceNames().length - 1);
+      for (const { name, service, env } of envs) expect(envProblems(service, env), name).toEqual([]);
     }
+  });
+
+  test('the cluster overlay leaves the single ClickHouse server out and has the services migrate for the cluster', () => {
+    expect(
+      byKind('StatefulSet', cluster.docs)
+        .map((s) => s.metadata.name)
+        .sort(),
+    ).toEqual(['kafka', 'redis']);
+    expect(cluster.docs.some((d) => d.kind === 'Service' && d.metadata.name === 'clickhouse')).toBe(false);
+    for (const { name, env } of containerEnvs(cluster.docs)) {
+      expect(clusterFromEnv(env), name).toBe('discovery');
+      expect(env.CLICKHOUSE_URL, name).toBe('http://clickhouse-discovery:8123');
+    }
+    for (const { name, env } of containerEnvs(base.docs)) expect(clusterFromEnv(env), name).toBeUndefined();
   });
 
   test('autoscalers scale on metrics the services register, served by the adapter rules; processors never beyond the partitions', async () => {
