@@ -17,6 +17,7 @@ import type { ResultsCache } from './results/cache.ts';
 import type { CatalogIndex } from './results/catalog.ts';
 import { browse, collectionFacets, type ResultsInput } from './results/engine.ts';
 import { scheduleEpoch } from './results/merch.ts';
+import { visibilityEpoch } from './results/ranked.ts';
 import { linkHeader, preloadSettings } from './results/preload.ts';
 
 export interface BrowseRoutesOptions {
@@ -65,12 +66,14 @@ function cacheKey(
   body: unknown,
 ): string | null {
   if (!opts.cache) return null;
-  // browse answers also change when a merchandising rule's or banner's schedule starts or ends
+  // answers also change when a product's scheduled publication arrives, and browse answers when a
+  // merchandising rule's or banner's schedule starts or ends
   const ruleHandle = input.catalog.collection(handle)?.view.handle ?? handle;
   const epoch = kind === 'browse' ? `.${scheduleEpoch(input.dir, sf.store.storeId, ruleHandle, input.now)}` : '';
+  const published = visibilityEpoch(input.catalog, input.now / 1000);
   return opts.cache.key(
     sf.store.storeId,
-    `${input.catalog.version}.${sf.view.generation}${epoch}`,
+    `${input.catalog.version}.${sf.view.generation}.${published}${epoch}`,
     kind,
     handle,
     body,
@@ -84,7 +87,23 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
   app.post(
     '/browse/:collection_handle',
     {
-      config: { kind: 'browse' },
+      config: {
+        kind: 'browse',
+        links: {
+          200: {
+            facetsOfCollection: {
+              operationId: 'collectionFacets',
+              description: 'The facets of the same collection.',
+              parameters: { collection_handle: '$request.path.collection_handle' },
+            },
+            similarToFirst: {
+              operationId: 'similarProducts',
+              description: 'Products similar to the first product of the page.',
+              parameters: { searchProductId: '$response.body#/results/0/id' },
+            },
+          },
+        },
+      },
       schema: {
         operationId: 'browseCollection',
         summary: 'Browse a collection',

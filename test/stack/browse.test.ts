@@ -105,6 +105,31 @@ const post = (path: string, body: unknown = {}, headers: Record<string, string> 
 const browse = (handle: string, body: unknown = {}, headers: Record<string, string> = {}) =>
   post(`/browse/${handle}`, body, headers);
 
+/**
+ * The same browse twice, the second answered from the results cache. Each try has a key of its own (a
+ * `context.custom` nonce), and is repeated while the index version moved between the two requests (a
+ * catalog change still being applied, a signals refresh): that makes the second a MISS too, rightly.
+ */
+async function twice(handle: string, body: Record<string, unknown>) {
+  let out:
+    | { first: Awaited<ReturnType<typeof browse>> & { sent: unknown }; second: Awaited<ReturnType<typeof browse>> }
+    | undefined;
+  let attempt = 0;
+  await expect
+    .poll(
+      async () => {
+        const sent = { ...body, context: { custom: { attempt: `${Date.now()}-${attempt++}` } } };
+        const first = Object.assign(await browse(handle, sent), { sent: sent });
+        const second = await browse(handle, sent);
+        out = { first, second };
+        return [first.res.headers.get('x-service-results-cache'), second.res.headers.get('x-service-results-cache')];
+      },
+      { timeout: 15_000, interval: 100 },
+    )
+    .toEqual(['MISS', 'HIT']);
+  return out as NonNullable<typeof out>;
+}
+
 beforeAll(async () => {
   // the demo store loaded through the catalog import path, every projection awaited
   d = await demoStack({ name: 'Browse test store', products: demo.productCount, demo });
@@ -373,12 +398,7 @@ describe('browse: serving', () => {
       facets: ['vendor'],
       retrieveFacetCount: true,
     };
-    const first = await browse(main.handle, body);
-    const second = await browse(main.handle, body);
-    expect([
-      first.res.headers.get('x-service-results-cache'),
-      second.res.headers.get('x-service-results-cache'),
-    ]).toEqual(['MISS', 'HIT']);
+    const { first, second } = await twice(main.handle, body);
     expect(second.body.attributionToken).toBe(second.res.headers.get('x-request-id'));
     expect(second.body.attributionToken).not.toBe(first.body.attributionToken);
     expect(second.body.results).toEqual(first.body.results);
@@ -391,7 +411,7 @@ describe('browse: serving', () => {
     await expect
       .poll(
         async () => {
-          changed = await browse(main.handle, body);
+          changed = await browse(main.handle, first.sent);
           return changed.body.results[0].title;
         },
         { timeout: 10_000, interval: 50 },
@@ -466,10 +486,10 @@ describe('browse: serving', () => {
   });
 
   it('records exactly one browse request event per request, computed or from the cache', async () => {
-    const body = { pagination: { limit: 2 }, sort_order_code: 'newest' };
-    const r = await browse(main.handle, body);
-    const again = await browse(main.handle, body);
-    expect(again.res.headers.get('x-service-results-cache')).toBe('HIT');
+    const { first: r, second: again } = await twice(main.handle, {
+      pagination: { limit: 2 },
+      sort_order_code: 'newest',
+    });
     const rid = r.res.headers.get('x-request-id');
     await expect
       .poll(
@@ -774,6 +794,51 @@ describe('collection facets: channel visibility', () => {
     expect(await vendors()).toEqual(before);
     const buyer = await vendors({ identity });
     expect([buyer['Facet B2B Only'], buyer['Facet Future'], buyer['Facet Child']]).toEqual([1, 1, undefined]);
+  });
+
+  it('counts a product whose scheduled publication arrives at once, though the answer before it was cached', async () => {
+    const home = collection('Home');
+    const identity = { companyLocationId: demo.b2b.companyLocation.gid, customerId: demo.b2b.customer.customer_id };
+    const facets = (extra: object = {}) =>
+      post(`/${home.handle}/facets`, { facets: ['vendor'], retrieveFacetCount: true, ...extra });
+    const source = products.get(home.product_ids[1]) as Product;
+    const publishAt = Date.now() + 8_000;
+    const soon = {
+      ...(source as unknown as Record<string, unknown>),
+      id: '9099999304',
+      handle: `${source.handle}-facet-soon`,
+      vendor: 'Facet Soon',
+      variants: [{ ...source.variants[0], id: '9099999314', inventory_item_id: null, inventory_levels: [] }],
+      images: [],
+      published_at: new Date(publishAt).toISOString(),
+      updated_at: new Date().toISOString(),
+    };
+    const members = collections.find((c) => c.handle === home.handle) as unknown as Record<string, unknown>;
+    await sink.write(storeId, [
+      { type: 'product', ...soon },
+      {
+        type: 'collection',
+        ...members,
+        // the products of the test before stay members
+        product_ids: [...home.product_ids, '9099999301', '9099999302', '9099999303', soon.id],
+        updated_at: new Date().toISOString(),
+      },
+    ]);
+    // the index has it (the B2B buyer sees unpublished catalog products); the shop does not, from the cache too
+    await expect
+      .poll(async () => (await facets({ identity })).body.facets.vendor['Facet Soon'], {
+        timeout: 7_000,
+        interval: 100,
+      })
+      .toBe(1);
+    const [first, cached] = [await facets(), await facets()];
+    expect(first.body.facets.vendor['Facet Soon']).toBeUndefined();
+    expect(cached.res.headers.get('x-service-results-cache')).toBe('HIT');
+    expect(Date.now()).toBeLessThan(publishAt);
+    // its time arrives: the next answer counts it (the results cache TTL is minutes)
+    await expect
+      .poll(async () => (await facets()).body.facets.vendor['Facet Soon'], { timeout: 20_000, interval: 200 })
+      .toBe(1);
   });
 });
 

@@ -11,6 +11,7 @@
 // active rule and the facet request. So an entry is never stale: a change makes it unreachable, and the LRU
 // evicts it. The budget counts tiles (about 100 bytes each), so one entry of a 100 000-product collection
 // weighs what 4 000 entries of 24-product ones do.
+import { counter } from '../../common/metrics.ts';
 import type { StoreCatalog } from './catalog.ts';
 import type { FacetResult } from './facets.ts';
 import type { Tile } from './tiles.ts';
@@ -29,9 +30,14 @@ class RankedLru {
   private size = 0;
   /** in tiles; 0 turns the LRU off (every list computed, nothing kept) */
   budget = RANKED_BUDGET_TILES;
-  /** lookups answered from memory (tests, metrics) */
+  /** lookups answered from memory and computed (tests; the metric has them too) */
   hits = 0;
   misses = 0;
+  private readonly metric = counter(
+    'storefront_ranked_lists_total',
+    'Ranked collection list lookups (browse, facets) by result: hit (kept in memory) or miss (computed)',
+    ['result'],
+  );
 
   get(key: string, compute: () => RankedList): RankedList {
     if (this.budget <= 0) return compute(); // off
@@ -40,9 +46,11 @@ class RankedLru {
       this.map.delete(key);
       this.map.set(key, hit); // most recent last
       this.hits++;
+      this.metric.inc({ result: 'hit' });
       return hit;
     }
     this.misses++;
+    this.metric.inc({ result: 'miss' });
     const value = compute();
     const weight = value.tiles.length + 1;
     if (weight > this.budget / 4) return value; // one list never takes over the memory
