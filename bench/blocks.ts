@@ -12,10 +12,14 @@
 //     (POST /beacon) → the time from the beacon's acknowledgement until the second is in the first's block
 //
 // Printed next to the goals (never asserted), and written to bench/out/latest.json under "blocks".
+// Each request of the bench's own client gives up after 2 minutes with an error naming what failed; the
+// warm-up and first passes print their durations. (A run on 20 000 products once sat > 12 minutes without
+// output: the similar-products precompute held the app's event loop for seconds per tick — now paced,
+// services/storefront/blocks/precompute.ts — and the warm-up's 500 live similar-products computations
+// waited behind it.)
 // Run: node bench/blocks.ts [products=20000]   (BENCH_SECONDS=8, BENCH_ROUNDS=10, BENCH_SESSIONS=3000)
 import type { ChildProcess } from 'node:child_process';
 
-import path from 'node:path';
 import { ulid } from 'ulid';
 import { freePorts } from '../deploy/local/stack.ts';
 import { DEMO_BLOCKS } from '../services/demo/generator/model.ts';
@@ -29,6 +33,7 @@ const N = Number(process.argv[2] ?? 20_000);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 3_000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const REQUEST_TIMEOUT_MS = 120_000;
 const GOALS = { blocksP99Ms: 10, freshnessP95Ms: 2_000, coViewPrecision: 0.9 };
 const BROWSER_UA =
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
@@ -55,8 +60,15 @@ try {
     accept: 'application/json',
   };
   const base = `http://127.0.0.1:${app.http}`;
+  // one request at most REQUEST_TIMEOUT_MS: a stalled app fails the bench with a message, not a silent wait
   const block = async (id: string, body: unknown) => {
-    const r = await fetch(`${app.api}/blocks/${id}/products`, { method: 'POST', headers, body: JSON.stringify(body) });
+    const r = await fetch(`${app.api}/blocks/${id}/products`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    if (r.status !== 200) throw new Error(`blocks answered ${r.status}: ${(await r.text()).slice(0, 300)}`);
     return ((await r.json()) as { results: { id: number }[] }).results.map((x) => String(x.id));
   };
   const gt = store.groundTruth;
@@ -73,7 +85,9 @@ try {
       }
     return mean(scores);
   };
+  let t = Date.now();
   let precision = await coView();
+  line('first pass over the clusters (relations, images and content loaded)', `${fmt((Date.now() - t) / 1000, 1)} s`);
   for (let i = 0; i < 60 && precision < GOALS.coViewPrecision; i++) {
     await new Promise((r) => setTimeout(r, 1_000));
     precision = await coView();
@@ -134,13 +148,21 @@ try {
     ],
   });
   // warm: every anchor once (relations loaded, cache filled, similar neighbours computed)
+  t = Date.now();
   for (const a of anchors) await block(DEMO_BLOCKS.alsoViewed, { anchor_id: a });
-  for (const p of similarIds)
-    await fetch(`${app.api}/search/product/${p}`, {
+  line(`warm-up: ${anchors.length} anchors`, `${fmt((Date.now() - t) / 1000, 1)} s`);
+  t = Date.now();
+  for (const p of similarIds) {
+    const r = await fetch(`${app.api}/search/product/${p}`, {
       method: 'POST',
       headers,
       body: JSON.stringify({ pagination: { limit: 12 } }),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
+    // read every body: an unread one keeps its connection busy
+    await r.arrayBuffer();
+  }
+  line(`warm-up: ${similarIds.length} similar products`, `${fmt((Date.now() - t) / 1000, 1)} s`);
   await run(`also-viewed block, cache HIT (${anchors.length} anchors)`, base, rotating('blocks', false));
   await run('also-viewed block, computed (every request a MISS)', base, rotating('blocks', true));
   await run('also-viewed block, computed, 1 connection', base, { ...rotating('blocks', true), connections: 1 });

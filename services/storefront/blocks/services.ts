@@ -7,7 +7,7 @@ import { boughtAfterViewTotals, relationRows } from '../../../clickhouse/queries
 import { parseRelatedMessage, RELATED_CHANNEL } from '../../../schemas/channels.ts';
 import type { Logger } from '../../common/logger.ts';
 import type { BlockRoutesOptions } from '../blocks.ts';
-import { SimilarPrecompute } from '../similar/index.ts';
+import { PacedPrecompute } from './precompute.ts';
 import { RelationsIndex, type RelationsSource } from './relations.ts';
 
 export type BlockServices = Pick<BlockRoutesOptions, 'relations' | 'precompute'> & { close(): void };
@@ -52,7 +52,8 @@ export async function createBlockServices(opts: BlockServicesOptions): Promise<B
     await sub.subscribe(RELATED_CHANNEL);
     first = false;
   }
-  const precompute = new SimilarPrecompute();
+  // paced by its cost: at most a fifth of the event loop however large the store (precompute.ts)
+  const precompute = new PacedPrecompute();
   return {
     relations,
     precompute,

@@ -1,0 +1,74 @@
+// The similar-products precompute (similar/index.ts) at a pace set by what it costs. The base pace — up to
+// 25 products every 100 ms — assumes a product costs well under 4 ms; on a 20 000-product store one costs
+// 50-400 ms (text cosine over long posting lists, image similarities), so every tick held the read API's
+// event loop for seconds and the loop was busy nearly all the time: requests waited behind it (the blocks
+// bench's HTTP phase and its 5-minute fetch timeouts, freshness of several seconds).
+//
+// Here the products are precomputed one at a time within a time budget per turn (BUDGET_MS), then the
+// precompute rests in proportion to what it spent, so it takes at most SHARE of the event loop however
+// expensive a product is: a small store is precomputed in seconds, a large one over a longer pass
+// (meanwhile a product without an entry is computed live on its request, with the same result). The
+// lists are those of the base class, computed by the same `precomputeSome`.
+import type { StoreCatalog } from '../results/catalog.ts';
+import { type ImageSimilarity, SimilarPrecompute, similarOf } from '../similar/index.ts';
+
+/** one turn works this long at most (plus the one product under way) */
+const BUDGET_MS = 8;
+/** share of the event loop the precompute may take */
+const SHARE = 0.2;
+/** a turn with nothing to do: look again after this long */
+const IDLE_MS = 1_000;
+const MIN_REST_MS = 20;
+
+export class PacedPrecompute extends SimilarPrecompute {
+  private readonly served = new Map<string, { catalog: StoreCatalog; images: ImageSimilarity | null }>();
+  private next: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private readonly budgetMs: number;
+  private readonly share: number;
+  /** products precomputed so far (metrics, tests) */
+  computed = 0;
+
+  constructor(opts: { budgetMs?: number; share?: number } = {}) {
+    // the base class's own timer never fires (the longest interval a timer takes); closed by close()
+    super({ intervalMs: 2 ** 31 - 1 });
+    this.budgetMs = opts.budgetMs ?? BUDGET_MS;
+    this.share = opts.share ?? SHARE;
+    this.schedule(MIN_REST_MS);
+  }
+
+  override track(catalog: StoreCatalog, images: ImageSimilarity | null): void {
+    this.served.set(catalog.storeId, { catalog, images });
+  }
+
+  override close(): void {
+    super.close();
+    this.stopped = true;
+    if (this.next) clearTimeout(this.next);
+    this.next = null;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.next = setTimeout(() => this.turn(), ms);
+    this.next.unref();
+  }
+
+  private turn(): void {
+    const started = performance.now();
+    let worked = false;
+    // at least one product per turn, then more while the budget lasts
+    stores: for (const s of this.served.values()) {
+      const similar = similarOf(s.catalog);
+      for (;;) {
+        if (worked && performance.now() - started >= this.budgetMs) break stores;
+        const n = similar.precomputeSome(1, s.images);
+        if (n === 0) break;
+        this.computed += n;
+        worked = true;
+      }
+    }
+    const spent = performance.now() - started;
+    this.schedule(worked ? Math.max(MIN_REST_MS, (spent * (1 - this.share)) / this.share) : IDLE_MS);
+  }
+}
