@@ -4,6 +4,9 @@
 // `.meta({ id })` into `components/schemas/<id>` references. What every route shares is added here, once,
 // from what the frame guarantees: the error responses with the error body, `x-request-id` and
 // `x-service-build` on every response, `Retry-After` on 429, the token (none on `config.public` routes).
+// A route declares the OpenAPI links of its responses next to it (`config.links`: where a value of the
+// response feeds another operation's request); they are emitted on those responses (stateful clients and
+// schemathesis' stateful phase follow them).
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
@@ -42,6 +45,32 @@ const SHARED_COMPONENTS = {
 
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 
+/**
+ * An OpenAPI link from one response of a route to another operation: what the target's request takes
+ * from this exchange, as runtime expressions (`$response.body#/search_id`, `$request.path.searchQuery`).
+ */
+export interface ResponseLink {
+  /** the target operation */
+  operationId: string;
+  description: string;
+  /** target parameter (`searchQuery`, or located: `path.searchQuery`) → expression */
+  parameters?: Record<string, string>;
+  /** target body fields → expressions (merged into the target's body) */
+  requestBody?: Record<string, string>;
+}
+/** a route's links: response status → link name → link */
+export type RouteLinks = Partial<Record<number, Record<string, ResponseLink>>>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** the OpenAPI links of this route's responses (emitted on them in the document) */
+    links?: RouteLinks;
+  }
+}
+
+/** carries a route's links from `transform` (which sees the route) to `transformObject` (which places them) */
+const LINKS = 'x-route-links';
+
 /** One route: the frame's shared responses and headers around the route's own declaration. */
 const transform: Transform = (doc) => {
   const schema = (doc.schema ?? {}) as Json;
@@ -64,6 +93,9 @@ const transform: Transform = (doc) => {
   if (Object.keys(responses).length === 0) responses['200'] = { description: 'OK' };
   for (const [status, r] of Object.entries(responses))
     r.headers = status === '429' ? { ...STANDARD_HEADERS, ...RETRY_AFTER } : STANDARD_HEADERS;
+  // @fastify/swagger copies `x-` keys of the schema onto the operation; transformObject moves them onto
+  // the responses (it does not carry a response's `links` itself)
+  if (doc.route.config?.links) result[LINKS] = doc.route.config.links;
   if (isPublic) result.security = [];
   else
     result.headers ??= {
@@ -109,6 +141,7 @@ const transformObject: TransformObject = (input) => {
     name.endsWith('Input') && !kept.has(name.slice(0, -'Input'.length)) ? name.slice(0, -'Input'.length) : name;
   const schemas: Record<string, Json> = {};
   for (const name of [...kept].sort()) schemas[rename(name)] = all[name];
+  placeLinks(doc.paths as Record<string, Record<string, Json>>);
   const out = { ...doc, jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema' } as Json & {
     components: Json;
   };
@@ -118,6 +151,27 @@ const transformObject: TransformObject = (input) => {
   });
   return out as ReturnType<TransformObject>;
 };
+
+/** each operation's declared links onto its responses; a link to an operation not in the document throws */
+function placeLinks(paths: Record<string, Record<string, Json>>): void {
+  const operations = new Set<string>();
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item)) if (typeof op.operationId === 'string') operations.add(op.operationId);
+  for (const item of Object.values(paths))
+    for (const op of Object.values(item)) {
+      const links = op[LINKS] as RouteLinks | undefined;
+      if (!links) continue;
+      delete op[LINKS];
+      const responses = op.responses as Record<string, Json>;
+      for (const [status, byName] of Object.entries(links)) {
+        if (!responses[status]) throw new Error(`${op.operationId}: a link on undeclared response ${status}`);
+        for (const link of Object.values(byName ?? {}))
+          if (!operations.has(link.operationId))
+            throw new Error(`${op.operationId}: link to unknown operation ${link.operationId}`);
+        responses[status].links = byName;
+      }
+    }
+}
 
 /**
  * Register the document generator on the storefront plugin's instance, before its routes (it collects

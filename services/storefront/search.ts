@@ -91,7 +91,24 @@ export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOpti
   app.post(
     '/search/:searchQuery/prepare',
     {
-      config: { kind: 'prepare' },
+      config: {
+        kind: 'prepare',
+        links: {
+          202: {
+            executePrepared: {
+              operationId: 'executeSearch',
+              description: 'Execute the prepared search: the same query with its `search_id`.',
+              parameters: { searchQuery: '$request.path.searchQuery' },
+              requestBody: { search_id: '$response.body#/search_id' },
+            },
+            ratePrepared: {
+              operationId: 'searchFeedback',
+              description: 'Rate the search by its `search_id`.',
+              requestBody: { search_id: '$response.body#/search_id' },
+            },
+          },
+        },
+      },
       schema: {
         operationId: 'prepareSearch',
         summary: 'Prepare a search',
@@ -131,7 +148,23 @@ export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOpti
   app.post(
     '/search/:searchQuery/execute',
     {
-      config: { kind: 'search' },
+      config: {
+        kind: 'search',
+        links: {
+          200: {
+            rateSearch: {
+              operationId: 'searchFeedback',
+              description: 'Rate this search by its attributionToken.',
+              requestBody: { search_id: '$response.body#/attributionToken' },
+            },
+            similarToFirst: {
+              operationId: 'similarProducts',
+              description: 'Products similar to the first result.',
+              parameters: { searchProductId: '$response.body#/results/0/id' },
+            },
+          },
+        },
+      },
       schema: {
         operationId: 'executeSearch',
         summary: 'Search products',
