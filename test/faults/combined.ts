@@ -53,6 +53,7 @@ import { openConfigWriter } from '../../services/store-config/writer.ts';
 import { rng } from '../streams/helpers.ts';
 import { generateScenario, type Truth } from '../streams/scenario.ts';
 import { httpQuery, normalizeTruth, readAggregates } from '../streams/truth.ts';
+import { journalOverlaps } from './journal-overlaps.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const OUT_FILE = path.join(REPO, 'bench/out/faults-combined.json');
@@ -566,15 +567,13 @@ try {
   // ---- the checks ----
   // in slices: the analysts' endpoint caps a result at CLICKHOUSE_HTTP_MAX_RESULT_ROWS (1 000 000)
   const SLICES = Math.max(1, Math.ceil(uniqueIds.size / 200_000));
-  const storedRows: Record<string, unknown>[] = [];
+  const stored = new Map<string, number>();
   for (let i = 0; i < SLICES; i++) {
-    storedRows.push(
-      ...(await query(
-        `SELECT event_id, count() AS n FROM discovery.events_raw WHERE store_id = '${store.storeId}' AND cityHash64(event_id) % ${SLICES} = ${i} GROUP BY event_id`,
-      )),
+    const rows = await query(
+      `SELECT event_id, count() AS n FROM discovery.events_raw WHERE store_id = '${store.storeId}' AND cityHash64(event_id) % ${SLICES} = ${i} GROUP BY event_id`,
     );
+    for (const r of rows) stored.set(String(r.event_id), Number(r.n));
   }
-  const stored = new Map(storedRows.map((r) => [String(r.event_id), Number(r.n)]));
   let lost = 0;
   for (const id of ackedIds) if (!stored.has(id)) lost++;
   let doubled = 0;
@@ -586,6 +585,8 @@ try {
   for (const name of Object.keys(w)) {
     if (!isDeepStrictEqual(g[name], w[name])) differing.push(`${name}: ${describeDiff(g[name] ?? {}, w[name] ?? {})}`);
   }
+  // too high somewhere: look for the same offsets journaled under two boundaries (journal-overlaps.ts)
+  const overlaps = differing.length ? journalOverlaps(path.join(dataDir, 'redis')) : [];
   const kafka = createKafka([`127.0.0.1:${kafkaPort}`], 'faults-combined', pino({ level: 'error' }));
   const admin = kafka.admin();
   await admin.connect();
@@ -631,6 +632,7 @@ try {
     dlq,
     aggregates_compared: Object.keys(w),
     aggregates_differing: differing,
+    journal_overlaps: overlaps.map((o) => `${o.key}: [${o.earlier.join('..')}] and [${o.later.join('..')}]`),
     kills,
     outage: OUTAGE === 'none' ? null : { mode: OUTAGE, seconds: OUTAGE_MS / 1000, ...outageLog },
     requests: stats.requests,
@@ -662,6 +664,11 @@ try {
     `  max intake outage ${summary.max_intake_outage_s.toFixed(1)} s (fault → next 201)`,
     `  acknowledged ${ackedIds.size} of ${uniqueIds.size}; in events_raw ${stored.size}; lost ${lost}, doubled ${doubled}, unexpected ${unexpected}, rejected ${stats.rejected}, in the DLQ ${dlq}`,
     `  aggregates (${Object.keys(w).join(', ')}): ${differing.length === 0 ? 'all equal the ground truth' : `DIFFERENT — ${differing.join('; ')}`}`,
+    ...overlaps.map(
+      (o) =>
+        `  the batch journal ${o.key} recorded [${o.earlier.join('..')}] and [${o.later.join('..')}]: ` +
+        'the same offsets written under two dedup tokens',
+    ),
     `  intake ${summary.intake_s} s (${summary.intake_events_per_s} events/s), catch-up after it ${summary.catch_up_after_intake_s} s, wall time ${summary.wall_s} s`,
     `  ${ok ? 'OK' : 'FAILED'} (summary in ${path.relative(REPO, OUT_FILE)})`,
   ];
@@ -707,6 +714,12 @@ function comparable(t: Truth, storeId: string): Record<string, Record<string, un
 function describeDiff(got: Record<string, unknown>, want: Record<string, unknown>): string {
   const keys = new Set([...Object.keys(got), ...Object.keys(want)]);
   const diffs: string[] = [];
-  for (const k of keys) if (got[k] !== want[k]) diffs.push(`${k} got ${got[k] ?? '∅'} want ${want[k] ?? '∅'}`);
-  return `${diffs.length} keys differ (${diffs.slice(0, 5).join(', ')}${diffs.length > 5 ? ', …' : ''})`;
+  let delta = 0;
+  for (const k of keys) {
+    if (got[k] === want[k]) continue;
+    diffs.push(`${k} got ${got[k] ?? '∅'} want ${want[k] ?? '∅'}`);
+    delta += Number(got[k] ?? 0) - Number(want[k] ?? 0);
+  }
+  const total = Number.isFinite(delta) ? `, in all ${delta > 0 ? '+' : ''}${delta}` : '';
+  return `${diffs.length} keys differ${total} (${diffs.slice(0, 5).join(', ')}${diffs.length > 5 ? ', …' : ''})`;
 }
