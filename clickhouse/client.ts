@@ -10,11 +10,15 @@
 // - the app's chDB session is shared by the whole process, so every statement names its database
 //   explicitly; untrusted SQL (the analysts' endpoint) runs on a read-only session of its own
 //   (`openReadOnlySession`), never on this one.
+// On a ClickHouse cluster (`cluster`, CLICKHOUSE_CLUSTER) every insert also carries the cluster's insert
+// settings (clickhouse/cluster-ddl.ts clusterInsertSettings: synchronous inserts through the Distributed
+// tables), added here once for every caller.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { type ClickHouseClient, createClient } from '@clickhouse/client';
 import type { Config } from '../services/common/config.ts';
+import { clusterInsertSettings } from './cluster-ddl.ts';
 import { scanLostBlocks } from './dedup-log.ts';
 
 export type Params = Record<string, unknown>;
@@ -30,6 +34,9 @@ export interface Db {
   readonly database: string;
   /** true when ClickHouse runs in this process (chDB) */
   readonly embedded: boolean;
+  /** the ClickHouse cluster the tables are sharded over (CLICKHOUSE_CLUSTER; clickhouse/cluster-ddl.ts),
+   *  undefined on one server */
+  readonly cluster: string | undefined;
   /** embedded only: per table, insert blocks the engine recorded but never committed before this process
    *  opened the directory (a hard crash inside an insert; clickhouse/dedup-log.ts) */
   readonly lostBlocks: ReadonlyMap<string, string[]>;
@@ -75,6 +82,8 @@ export interface DbOptions {
   database: string;
   username?: string;
   password?: string;
+  /** CLICKHOUSE_CLUSTER: a cluster of ClickHouse servers (needs url); unset = one server */
+  cluster?: string;
   /** chDB: the lost blocks found by the thread that opened the directory first (a second thread of the
    *  same process, such as the stream processors' worker, must not scan a directory the engine has open) */
   lostBlocks?: ReadonlyMap<string, string[]>;
@@ -87,13 +96,43 @@ export function dbOptionsFromConfig(config: Config): DbOptions {
     database: config.CLICKHOUSE_DATABASE,
     username: config.CLICKHOUSE_USER,
     password: config.CLICKHOUSE_PASSWORD,
+    ...(config.CLICKHOUSE_CLUSTER ? { cluster: config.CLICKHOUSE_CLUSTER } : {}),
   };
+}
+
+/** The settings of an insert: its dedup token (and the views' dedup) and, on a cluster, the cluster's. */
+export function insertSettings(opts: InsertOptions, cluster: string | undefined): Record<string, string | number> {
+  return {
+    ...(opts.dedupToken !== undefined
+      ? { insert_deduplication_token: opts.dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 }
+      : {}),
+    ...clusterInsertSettings(cluster),
+  };
+}
+
+/** The INSERT statement of the HTTP path (the rows follow as its JSONEachRow body). */
+export function insertStatement(table: string, opts: InsertOptions, cluster: string | undefined): string {
+  assertIdentifier(table);
+  if (opts.dedupToken !== undefined && !TOKEN.test(opts.dedupToken))
+    throw new Error(`invalid dedup token ${JSON.stringify(opts.dedupToken)}`);
+  // string values are dedup tokens, checked against TOKEN above (no quote can occur in one)
+  const settings = Object.entries(insertSettings(opts, cluster)).map(([k, v]) =>
+    typeof v === 'string' ? `${k}='${v}'` : `${k}=${v}`,
+  );
+  return `INSERT INTO ${table}${settings.length ? ` SETTINGS ${settings.join(', ')}` : ''} FORMAT JSONEachRow`;
 }
 
 /** Open the database (creating it if needed). chDB allows one data directory per process. */
 export async function openDb(opts: DbOptions): Promise<Db> {
   const database = assertIdentifier(opts.database);
   const embedded = !opts.url;
+  const cluster = opts.cluster || undefined;
+  if (cluster !== undefined) {
+    if (embedded)
+      throw new Error('a ClickHouse cluster (CLICKHOUSE_CLUSTER) needs a ClickHouse server (CLICKHOUSE_URL)');
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(cluster))
+      throw new Error(`not a plain ClickHouse identifier: ${JSON.stringify(cluster)}`);
+  }
   let client: ClickHouseClient;
   let rawInsert: RawInsert | undefined;
   let lostBlocks: ReadonlyMap<string, string[]> = new Map();
@@ -123,6 +162,7 @@ export async function openDb(opts: DbOptions): Promise<Db> {
     client,
     database,
     embedded,
+    cluster,
     lostBlocks,
     async query<T>(sql: string, params?: Params): Promise<T[]> {
       return retryVanishedPart(embedded, async () => {
@@ -152,24 +192,12 @@ export async function openDb(opts: DbOptions): Promise<Db> {
           ...(compact
             ? { format: 'JSONCompactEachRow', columns: compact.columns, values: compact.body }
             : { format: 'JSONEachRow', values: jsonEachRow(rows) }),
-          settings: {
-            ...(opts.dedupToken !== undefined
-              ? { insert_deduplication_token: opts.dedupToken, deduplicate_blocks_in_dependent_materialized_views: 1 }
-              : {}),
-            input_format_parallel_parsing: 0,
-          },
+          settings: { ...insertSettings(opts, cluster), input_format_parallel_parsing: 0 },
         });
         return;
       }
-      const settings: string[] = [];
-      if (opts.dedupToken !== undefined) {
-        settings.push(
-          `insert_deduplication_token='${opts.dedupToken}'`,
-          'deduplicate_blocks_in_dependent_materialized_views=1',
-        );
-      }
       const body = rows.map((r) => JSON.stringify(r)).join('\n');
-      const sql = `INSERT INTO ${table}${settings.length ? ` SETTINGS ${settings.join(', ')}` : ''} FORMAT JSONEachRow`;
+      const sql = insertStatement(table, opts, cluster);
       // the answer is read to its end: a response left unread holds the socket (and the client warns)
       const rs = await client.exec({ query: scoped(sql), values: toStream(body) });
       await collect(rs.stream);

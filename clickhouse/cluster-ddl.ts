@@ -18,6 +18,18 @@
 // The application keeps reading and writing the unsuffixed names, which are the Distributed tables.
 // Any other statement shape is refused (MigrationError): a new kind of migration must be taught here, and
 // test/distributed/manifests.test.ts renders every migration, so CI notices.
+//
+// The statements the services send at run time that depend on the cluster are rendered here too
+// (test/distributed/cluster-runtime.test.ts; without a cluster each is exactly today's statement):
+//   retention  ALTER TABLE t MODIFY TTL …  → ALTER TABLE t_local ON CLUSTER c MODIFY TTL … (the Distributed
+//              table has no TTL of its own; its engine_full is read from t_local)
+//   inserts    + SETTINGS distributed_foreground_insert=1 (clickhouse/client.ts adds clusterInsertSettings
+//              to every insert): the INSERT returns only once every shard's part is written on a replica
+//              of that shard, so an acknowledged chunk is a written one and its dedup token reaches the
+//              shards (a background Distributed insert queues the block on the receiving server and
+//              acknowledges before any shard has it)
+//   replay     refused on a cluster (REPLAY_ON_CLUSTER): its shadow tables and EXCHANGE TABLES are
+//              single-server statements
 
 export const LOCAL_SUFFIX = '_local';
 
@@ -140,3 +152,33 @@ export function renderMigrations(
 
   return migrations.map((mig) => mig.statements.flatMap((s) => renderOne(s, mig.file)));
 }
+
+// ------------------------------------------------------------------------------------ run-time statements
+
+/** The table holding `table`'s rows and engine (TTL, engine_full in system.tables): itself on one server,
+ *  its `_local` table on a cluster. */
+export function storageTable(table: string, cluster: string | undefined): string {
+  return cluster ? `${assertName(table)}${LOCAL_SUFFIX}` : table;
+}
+
+/** Retention of a table: `ALTER TABLE … MODIFY TTL toDateTime(column) + INTERVAL days DAY`, on a cluster
+ *  on every shard's local table (a replicated ALTER: one replica per shard runs it, the others follow). */
+export function retentionTtlDdl(table: string, column: string, days: number, cluster: string | undefined): string {
+  if (!Number.isInteger(days) || days < 1)
+    throw new ClusterRenderError(`retention of ${table}: not a number of days: ${days}`);
+  const target = cluster ? `${storageTable(table, cluster)} ON CLUSTER ${assertName(cluster)}` : assertName(table);
+  return `ALTER TABLE ${target} MODIFY TTL toDateTime(${assertName(column)}) + INTERVAL ${days} DAY`;
+}
+
+/** Settings every INSERT carries on a cluster (none on one server). `distributed_foreground_insert` is
+ *  the name since ClickHouse 23.10 (`insert_distributed_sync` before, still an alias). */
+export function clusterInsertSettings(cluster: string | undefined): Record<string, number> {
+  return cluster ? { distributed_foreground_insert: 1 } : {};
+}
+
+/** Why a replay refuses to run on a cluster. */
+export const REPLAY_ON_CLUSTER =
+  'replay is not supported on a ClickHouse cluster (CLICKHOUSE_CLUSTER): its shadow tables (CREATE TABLE … AS, ' +
+  'materialized views over them) and the swap (EXCHANGE TABLES) are single-server statements, and on a cluster ' +
+  'they would rebuild the Distributed tables, not the replicated local tables that hold the rows. ' +
+  'Rebuild on a single server, or see docs/distributed.md';

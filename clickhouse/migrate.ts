@@ -5,7 +5,7 @@
 // file. Statements are separated by a `;` at the end of a line; each statement must be idempotent
 // (`IF NOT EXISTS`), so a migration interrupted half-way can simply run again.
 //
-// With a cluster (`opts.cluster`, else CLICKHOUSE_CLUSTER) each statement is rendered at apply time for
+// With a cluster (`opts.cluster`, else the Db's: CLICKHOUSE_CLUSTER in services/common/config.ts) each statement is rendered at apply time for
 // replicated, sharded tables (clickhouse/cluster-ddl.ts); the files and their checksums stay as they are.
 // Without one, the statements run exactly as the files spell them.
 import { createHash } from 'node:crypto';
@@ -74,22 +74,17 @@ export function splitStatements(sql: string): string[] {
     .filter((s) => s.length > 0);
 }
 
-/** The cluster migrations are rendered for: `CLICKHOUSE_CLUSTER` (read here, at apply time), unset or empty = none. */
-export function clusterFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return env.CLICKHOUSE_CLUSTER?.trim() || undefined;
-}
-
 export async function migrate(
   db: Db,
   opts: {
     dir?: string;
     log?: (msg: string) => void;
-    /** render for this ClickHouse cluster (Replicated*, Distributed, ON CLUSTER); default CLICKHOUSE_CLUSTER */
+    /** render for this ClickHouse cluster (Replicated*, Distributed, ON CLUSTER); default the Db's (CLICKHOUSE_CLUSTER) */
     cluster?: string;
   } = {},
 ): Promise<MigrationResult> {
   const log = opts.log ?? (() => {});
-  const cluster = opts.cluster ?? clusterFromEnv();
+  const cluster = opts.cluster ?? db.cluster;
   const migrations = loadMigrations(opts.dir);
   // rendered before anything runs: a statement the cluster rendering does not know changes nothing
   let rendered: string[][];

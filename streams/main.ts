@@ -33,7 +33,7 @@ try {
 }
 
 const db = await openDb(dbOptionsFromConfig(config));
-await migrate(db, { log: (m) => logger.info(m) });
+await migrate(db, { cluster: config.CLICKHOUSE_CLUSTER, log: (m) => logger.info(m) });
 const redis = createRedis(config.redisUrl, { connectionName: `streams-${args.processor}` });
 redis.on('error', (err) => logger.warn({ err: err.message }, 'redis error'));
 const kafka = createKafka(config.kafkaBrokers, `streams-${args.processor}`, logger);

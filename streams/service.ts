@@ -2,7 +2,8 @@
 // one runner per processor. Used by the app module (single node) and by streams/main.ts (one process per
 // processor in distributed mode, or the fault tests' child process).
 import type { Redis } from 'ioredis';
-import { assertIdentifier, type Db } from '../clickhouse/client.ts';
+import type { Db } from '../clickhouse/client.ts';
+import { retentionTtlDdl, storageTable } from '../clickhouse/cluster-ddl.ts';
 import { TOPICS, type TopicKey } from '../schemas/topics.ts';
 import { type Config, topicName } from '../services/common/config.ts';
 import {
@@ -75,20 +76,20 @@ export async function applyRetention(db: Db, days: number, logger: Logger, rejec
     orders_raw: days,
     rejected_events_raw: rejectedDays,
   };
+  // on a cluster the TTL lives on each shard's local table (clickhouse/cluster-ddl.ts)
+  const byStorage = new Map(Object.keys(want).map((t) => [storageTable(t, db.cluster), t]));
   const rows = await db.query<{ name: string; engine_full: string }>(
     `SELECT name, engine_full FROM system.tables WHERE database = {db:String} AND name IN {names:Array(String)}`,
-    { db: db.database, names: Object.keys(want) },
+    { db: db.database, names: [...byStorage.keys()] },
   );
   for (const r of rows) {
-    const target = want[r.name];
+    const table = byStorage.get(r.name);
+    const target = table === undefined ? undefined : want[table];
     const current = /toIntervalDay\((\d+)\)/.exec(r.engine_full)?.[1];
-    if (target === undefined || (current !== undefined && Number(current) === target)) continue;
-    const col = 'ts';
+    if (table === undefined || target === undefined || (current !== undefined && Number(current) === target)) continue;
     // `target` is a validated integer (config schema); DDL cannot take server-side parameters for it
-    await db.command(
-      `ALTER TABLE ${assertIdentifier(r.name)} MODIFY TTL toDateTime(${col}) + INTERVAL ${Math.trunc(target)} DAY`,
-    );
-    logger.info({ table: r.name, days: target }, 'retention changed');
+    await db.command(retentionTtlDdl(table, 'ts', Math.trunc(target), db.cluster));
+    logger.info({ table, days: target }, 'retention changed');
   }
 }
 

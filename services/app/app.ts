@@ -31,7 +31,7 @@ export async function startApp(config: Config, modules: AppModule[]): Promise<Ru
 
   const db = await openDb(dbOptionsFromConfig(config));
   closers.push(() => db.close());
-  const migrations = await migrate(db, { log: (m) => logger.info(m) });
+  const migrations = await migrate(db, { cluster: config.CLICKHOUSE_CLUSTER, log: (m) => logger.info(m) });
   logger.info({ applied: migrations.applied.length, skipped: migrations.skipped.length }, 'clickhouse migrations done');
 
   const redis = createRedis(config.redisUrl, { connectionName: 'app' });

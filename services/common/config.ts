@@ -42,6 +42,23 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a plain identifier')
     .default('discovery'),
+  /**
+   * a ClickHouse cluster (its name in the servers' remote_servers): migrations create each table as
+   * Replicated*MergeTree `t_local` ON CLUSTER with a Distributed `t` over it, sharded by store; inserts are
+   * synchronous through the Distributed tables; retention alters the local tables; replay refuses
+   * (clickhouse/cluster-ddl.ts, docs/distributed.md). Needs CLICKHOUSE_URL. Unset or empty = one server
+   */
+  CLICKHOUSE_CLUSTER: z
+    .string()
+    .trim()
+    .transform((v) => (v === '' ? undefined : v))
+    .pipe(
+      z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a plain identifier')
+        .optional(),
+    )
+    .optional(),
   CLICKHOUSE_USER: z.string().optional(),
   CLICKHOUSE_PASSWORD: z.string().optional(),
   /** unset = a redis-server child process started by the launcher */
@@ -260,6 +277,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (missing.length)
       throw new ConfigError(missing.map((variable) => ({ variable, message: 'required when IMAGE_FEATURES=http' })));
   }
+  if (e.CLICKHOUSE_CLUSTER && !e.CLICKHOUSE_URL)
+    throw new ConfigError([
+      {
+        variable: 'CLICKHOUSE_CLUSTER',
+        message: 'needs CLICKHOUSE_URL (chDB in process is one server, not a cluster)',
+      },
+    ]);
   const dataDir = path.resolve(e.DATA_DIR);
   return {
     ...e,

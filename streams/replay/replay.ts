@@ -22,12 +22,16 @@
 //      the live tables (`CREATE OR REPLACE`, atomic: the view is never missing), while nothing writes.
 // Tombstones reach the replayed processor exactly as they reach the live one (`parseTombstone`), so a
 // processor of a compacted topic (the catalog projections) rebuilds its deletes too.
+// On a ClickHouse cluster (CLICKHOUSE_CLUSTER) a replay refuses before anything starts (ReplayError 501,
+// clickhouse/cluster-ddl.ts REPLAY_ON_CLUSTER): the shadow tables, views and EXCHANGE TABLES above are
+// single-server statements.
 // Only a replay from the earliest retained offset swaps by default: a partial replay (time, offsets)
 // rebuilds only part of the history, so it compares and keeps its shadow tables unless
 // `allowPartialSwap` is given.
 import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { assertIdentifier, type Db } from '../../clickhouse/client.ts';
+import { REPLAY_ON_CLUSTER } from '../../clickhouse/cluster-ddl.ts';
 import { TOPICS, type TopicKey } from '../../schemas/topics.ts';
 import { type Config, topicName } from '../../services/common/config.ts';
 import { type Kafka, setGroupOffsets } from '../../services/common/kafka/index.ts';
@@ -151,6 +155,7 @@ export async function runReplay(
 ): Promise<ReplayResult> {
   const { processor, swap } = validateReplay(opts);
   const { db, redis, kafka, logger } = env;
+  if (db.cluster) throw new ReplayError(501, REPLAY_ON_CLUSTER);
   const lockKey = `sd:streams:replay-lock:${processor.name}`;
   const runId = ulid();
   if ((await redis.set(lockKey, runId, 'EX', 6 * 3600, 'NX')) !== 'OK') {

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import YAML from 'yaml';
 import type { Db } from '../../clickhouse/client.ts';
 import { LOCAL_SUFFIX, renderMigrations, schemaMigrationsDdl } from '../../clickhouse/cluster-ddl.ts';
-import { clusterFromEnv, loadMigrations, MigrationError, migrate } from '../../clickhouse/migrate.ts';
+import { loadMigrations, MigrationError, migrate } from '../../clickhouse/migrate.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { healthRoutes } from '../../services/app/health.ts';
 import { EnvSchema, loadConfig } from '../../services/common/config.ts';
@@ -88,11 +88,11 @@ function kustomizeBuild(dir: string): { text: string; docs: Record<string, any>[
 
 // ------------------------------------------------------------------------------- environment checks
 
-/** Variables read outside config.ts: by deploy/service.ts (the stand-in's body limit) and by the
- *  migration runner (CLICKHOUSE_CLUSTER), read from their sources so the list cannot drift. */
+/** Variables read outside config.ts: by deploy/service.ts (the stand-in's body limit), read from its
+ *  source so the list cannot drift. */
 function variablesReadOutsideConfig(): Set<string> {
   const names = new Set<string>();
-  for (const file of ['deploy/service.ts', 'clickhouse/migrate.ts']) {
+  for (const file of ['deploy/service.ts']) {
     const src = readFileSync(path.join(ROOT, file), 'utf8');
     for (const m of src.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)) names.add(m[1]);
   }
@@ -412,11 +412,12 @@ describe('deploy/k8s', () => {
         .sort(),
     ).toEqual(['kafka', 'redis']);
     expect(cluster.docs.some((d) => d.kind === 'Service' && d.metadata.name === 'clickhouse')).toBe(false);
+    const clusterOf = (env: Record<string, string>) => loadConfig({ ...dockerfileEnv(), ...env }).CLICKHOUSE_CLUSTER;
     for (const { name, env } of containerEnvs(cluster.docs)) {
-      expect(clusterFromEnv(env), name).toBe('discovery');
+      expect(clusterOf(env), name).toBe('discovery');
       expect(env.CLICKHOUSE_URL, name).toBe('http://clickhouse-discovery:8123');
     }
-    for (const { name, env } of containerEnvs(base.docs)) expect(clusterFromEnv(env), name).toBeUndefined();
+    for (const { name, env } of containerEnvs(base.docs)) expect(clusterOf(env), name).toBeUndefined();
   });
 
   test('autoscalers scale on metrics the services register, served by the adapter rules; processors never beyond the partitions', async () => {
