@@ -4,11 +4,19 @@
 // feedback are called with each store's token: no response carries the other store's marker, a search for
 // the other store's marker finds nothing, the aggregates of the two stores are equal (a leak would add one
 // store's events to the other's), every results-cache key is scoped `sf:rc:{<store>}:…` and holds that
-// store's answers only, and every request event is recorded under the token's store.
+// store's answers only, and every request event is recorded under the token's store. The site's one
+// store-scoped endpoint (GET /api/ops/dashboard?store=) answers each store's figures only, and a replay of
+// the events processor (POST /internal/replay, the CLI's single-node path) leaves each store's aggregates
+// at its own ground truth. The replay has no per-store scope (it rebuilds every store's rows of the
+// processor's tables from the log), so the two stores are checked side by side through one full replay.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DemoStore } from '../../services/demo/generator/model.ts';
 import { DEMO_BLOCKS } from '../../services/demo/generator/model.ts';
+import { eventsProcessor } from '../../streams/events/processor.ts';
+import type { ReplayEvent, TableDiff } from '../../streams/replay/replay.ts';
 import { type DemoStack, demoStack, generateTestDemo } from '../helpers/demo-stack.ts';
 import { sql, stack } from '../helpers/stack.ts';
 
@@ -79,6 +87,98 @@ function requests(s: Side): { name: string; run: () => Promise<{ status: number;
   ];
 }
 
+/** the mirror of the beacon test's event (sent with each store's token): the stores stay symmetric */
+const EXTRA_EVENT_ID = `01JDTENANCY00000000000000${process.pid % 10}`;
+
+async function sendExtraEvent(s: Side): Promise<void> {
+  const res = await fetch(`${stack().httpUrl}/beacon`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-storefront-access-token': stores[s].token },
+    body: JSON.stringify({
+      events: [
+        {
+          event_id: EXTRA_EVENT_ID,
+          event_type: 'product_view',
+          timestamp: new Date().toISOString(),
+          session_id: 'x',
+          product_id: Number(demo.product(0).id),
+          store_id: stores[other(s)].storeId,
+        },
+      ],
+    }),
+  });
+  expect(res.status).toBe(201);
+}
+
+/** each table of the events processor: the store's total of the measure its replay compares */
+async function eventsAggregates(s: Side): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [table, spec] of Object.entries(eventsProcessor.tables.compare)) {
+    const final = spec.final || table.endsWith('_raw') ? ' FINAL' : '';
+    const rows = await sql<{ m: string }>(
+      `SELECT toString(${spec.measure}) AS m FROM ${table}${final} WHERE store_id = {s:String}`,
+      { s: stores[s].storeId },
+    );
+    out[table] = rows[0]?.m ?? '0';
+  }
+  return out;
+}
+
+/** the events each store accepted (the ground truth of its events_raw) */
+const distinctEvents = async (s: Side) =>
+  Number(
+    (
+      await sql<{ n: string }>(
+        'SELECT toString(uniqExact(event_id)) AS n FROM events_raw WHERE store_id = {s:String}',
+        {
+          s: stores[s].storeId,
+        },
+      )
+    )[0].n,
+  );
+
+/** POST /internal/replay (what `npm run replay` calls on a single node) and its NDJSON events */
+async function replayProcessor(processor: string): Promise<ReplayEvent[]> {
+  const token = readFileSync(path.join(stack().dataDir, 'replay.token'), 'utf8').trim();
+  const res = await fetch(`${stack().httpUrl}/internal/replay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ processor, from: 'earliest', swap: true }),
+  });
+  const text = await res.text();
+  expect(res.status, text.slice(0, 500)).toBe(200);
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as ReplayEvent);
+}
+
+const BROWSER =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+interface Dashboard {
+  store: string | null;
+  throughput: Record<'events' | 'requests', { t: string; n: number }[]>;
+  trending: { query: string; votes: number; searches: number }[];
+  searchesPerDay: { day: string; n: number }[];
+}
+
+async function dashboard(store: string): Promise<Dashboard> {
+  const res = await fetch(`${stack().httpUrl}/api/ops/dashboard?store=${encodeURIComponent(store)}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as Dashboard;
+}
+
+/** the store's rows per minute of `table` over the last 30 minutes, read directly */
+async function perMinute(table: 'events_raw' | 'requests_raw', s: Side): Promise<Map<string, number>> {
+  const rows = await sql<{ t: string; n: string }>(
+    `SELECT formatDateTime(toStartOfMinute(ts), '%Y-%m-%dT%H:%i:00Z') AS t, toString(count()) AS n FROM ${table}
+     WHERE store_id = {s:String} AND ts >= now() - toIntervalMinute(31) GROUP BY t`,
+    { s: stores[s].storeId },
+  );
+  return new Map(rows.map((r) => [r.t, Number(r.n)]));
+}
+
 beforeAll(async () => {
   demo = generateTestDemo({ name: 'tenancy', products: 150, sessions: 60 });
   for (const s of ['a', 'b'] as const)
@@ -112,7 +212,7 @@ describe('two stores from the same seed', () => {
       expect(browse.body.results.length).toBeGreaterThan(0);
       for (const p of browse.body.results) expect(String(p.title)).toContain(MARK[s]);
     }
-  });
+  }, 180_000);
 
   it("the beacon stores each store's events under its own store id, whatever store_id the client sends", async () => {
     // the replays of the same sessions land under each store id: the same number of distinct events each
@@ -264,4 +364,91 @@ describe('two stores from the same seed', () => {
       { timeout: 120_000, interval: 500 },
     );
   }, 180_000);
+  it("the site's store-scoped dashboard (/api/ops/dashboard?store=) answers each store's figures only", async () => {
+    // a query only one store is asked, by 40 shoppers (more than any demo query has): it is in that store's
+    // trending list with its 40 votes, never in the other's
+    const solo = (s: Side) => `solo${s}${process.pid}`;
+    for (const s of ['a', 'b'] as const)
+      for (let i = 0; i < 40; i++) {
+        const r = await stores[s].post(
+          `/search/${solo(s)}/execute`,
+          { identity: { sessionId: `tenancy-trend-${s}-${i}-${process.pid}` } },
+          // a shopper's browser: trending leaves bots' searches out
+          { 'user-agent': BROWSER },
+        );
+        expect(r.res.status).toBe(200);
+      }
+    await vi.waitFor(
+      async () => {
+        const all = await dashboard('');
+        for (const s of ['a', 'b'] as const) {
+          const d = await dashboard(stores[s].storeId);
+          expect(d.store).toBe(stores[s].storeId);
+          expect(d.trending).toContainEqual({ query: solo(s), votes: 40, searches: 40 });
+          expect(d.trending.map((t) => t.query)).not.toContain(solo(other(s)));
+          // searches per day: the store's own rows of searches_served_daily
+          const perDay = await sql<{ d: string; n: string }>(
+            'SELECT toString(day) AS d, toString(sum(searches)) AS n FROM searches_served_daily WHERE store_id = {s:String} AND day > today() - 30 GROUP BY day ORDER BY day',
+            { s: stores[s].storeId },
+          );
+          expect(d.searchesPerDay).toEqual(perDay.map((r) => ({ day: r.d, n: Number(r.n) })));
+          // throughput per minute: the store's own events and requests (the oldest minute is cut by the window)
+          for (const table of ['events', 'requests'] as const) {
+            const own = await perMinute(`${table}_raw`, s);
+            const series = d.throughput[table].slice(1);
+            expect(series.map((p) => [p.t, p.n])).toEqual(series.map((p) => [p.t, own.get(p.t) ?? 0]));
+            expect(series.reduce((n, p) => n + p.n, 0)).toBeGreaterThan(0);
+          }
+        }
+        // the unscoped dashboard counts both stores' searches (and other suites' stores')
+        const total = (d: Dashboard) => d.searchesPerDay.reduce((n, p) => n + p.n, 0);
+        const [a, b] = [await dashboard(stores.a.storeId), await dashboard(stores.b.storeId)];
+        expect(total(all)).toBeGreaterThanOrEqual(total(a) + total(b));
+      },
+      { timeout: 120_000, interval: 1000 },
+    );
+  }, 240_000);
+
+  it("a replay of the events processor leaves each store's aggregates at its own ground truth", async () => {
+    // both stores got the same sessions and the same extra event: their ground truth is the same
+    for (const s of ['a', 'b'] as const) await sendExtraEvent(s);
+    const before = {} as Record<Side, Record<string, string>>;
+    await vi.waitFor(
+      async () => {
+        for (const s of ['a', 'b'] as const) {
+          expect(await distinctEvents(s)).toBe(replayed[s] + 1);
+          before[s] = await eventsAggregates(s);
+        }
+        expect(before.a).toEqual(before.b);
+      },
+      { timeout: 120_000, interval: 1000 },
+    );
+    for (const t of ['events_raw', 'sessions', 'co_view_pairs', 'product_daily_engagement'])
+      expect(Number(before.a[t]), JSON.stringify(before.a)).toBeGreaterThan(0);
+
+    const events = await replayProcessor('events');
+    const errors = events.filter((e) => e.type === 'error');
+    expect(errors).toEqual([]);
+    const result = events.find((e) => e.type === 'result');
+    if (result?.type !== 'result') throw new Error(`no result: ${JSON.stringify(events.slice(-3))}`);
+    expect(result.result.swapped).toBe(true);
+    // it read the whole log: both stores' events at least
+    expect(result.result.messages).toBeGreaterThanOrEqual(replayed.a + replayed.b + 2);
+    // the rebuilt tables agree with the live ones on both stores (other suites' stores are theirs to check)
+    const ours = (d: TableDiff) => d.store_id === stores.a.storeId || d.store_id === stores.b.storeId;
+    const diffs = events.flatMap((e) => (e.type === 'diff' ? [e.diff] : [])).filter(ours);
+    expect(diffs).toEqual([]);
+
+    // after the swap: each store's aggregates are its own again, no row of one store under the other
+    for (const s of ['a', 'b'] as const) {
+      expect(await distinctEvents(s)).toBe(replayed[s] + 1);
+      expect(await eventsAggregates(s)).toEqual(before[s]);
+    }
+    // the extra event (sent with each store's token, naming the other store in its body) once under each
+    const extra = await sql<{ store_id: string; n: string }>(
+      'SELECT store_id, toString(count()) AS n FROM events_raw FINAL WHERE event_id = {e:String} GROUP BY store_id ORDER BY store_id',
+      { e: EXTRA_EVENT_ID },
+    );
+    expect(extra).toEqual([stores.a.storeId, stores.b.storeId].sort().map((store_id) => ({ store_id, n: '1' })));
+  }, 600_000);
 });
