@@ -14,12 +14,15 @@
 //  4. on {cmd: 'stats'}: GC pause time and CPU time so far, results-cache lookups by result, and the
 //     store's catalog version (part of the results-cache key; the index bumps it on every applied change
 //     and on a signals refresh that changed something)
-//  5. on {cmd: 'change', n}: writes a changed product (new title) of the `fresh` collection through the
+//  5. on {cmd: 'ranked', n}: sets the ranked collection lists' budget (results/ranked.ts; 0 turns them off,
+//     so every request computes its list) and answers {type: 'ranked'}
+//  6. on {cmd: 'change', n}: writes a changed product (new title) of the `fresh` collection through the
 //     products processor, whose afterWrite publishes its record key on agg:catalog (as in the app), and
 //     answers with the time the insert returned (performance.timeOrigin-based, comparable across processes)
 //
 // Messages to the parent: {type: 'ready', port, token, storeId, figures}, {type: 'changed', …}.
 import { createBlockServices } from '../services/storefront/blocks/services.ts';
+import { rankedLists } from '../services/storefront/results/ranked.ts';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import Fastify from 'fastify';
@@ -181,6 +184,10 @@ process.on('message', async (m: { cmd: string; n: number }) => {
       cpuMs: (cpu.user + cpu.system) / 1000,
       version: catalogIndex.peek(storeId)?.version ?? 0,
     });
+  } else if (m.cmd === 'ranked') {
+    rankedLists.budget = m.n;
+    rankedLists.clear();
+    send({ type: 'ranked' });
   } else if (m.cmd === 'change') {
     const id = Number(freshIds[m.n % freshIds.length]);
     const title = `Fresh ${m.n} ${Date.now().toString(36)}`;
