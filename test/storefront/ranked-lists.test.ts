@@ -252,4 +252,26 @@ describe('ranked collection lists', () => {
     expect(desc).not.toEqual(asc);
     expect(s.catalog.products.get(desc[0])?.p.variants[0].price).toBe('99.00');
   });
+  it('keeps no more than its budget, the least recently used evicted first', () => {
+    const s = store();
+    rankedLists.clear();
+    rankedLists.budget = 400;
+    // every collection member in each list (about 70 units), a discount of its own for each key
+    const bodies = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => ({
+      body: {
+        discountEntitlements: [{ entitled: { products: ['7003'] }, discount: { type: 'PERCENTAGE', value: n * 10 } }],
+      } as BrowseBody,
+    }));
+    for (const { body } of bodies) browse(s.input(undefined, T0), HANDLE, body);
+    const { entries, weight } = rankedLists.usage();
+    expect(weight).toBeLessThanOrEqual(400);
+    expect(entries).toBeGreaterThan(1);
+    expect(entries).toBeLessThan(bodies.length);
+    // the last one is still kept, the first one was evicted
+    const misses = rankedLists.misses;
+    browse(s.input(undefined, T0), HANDLE, bodies[7].body);
+    expect(rankedLists.misses).toBe(misses);
+    browse(s.input(undefined, T0), HANDLE, bodies[0].body);
+    expect(rankedLists.misses).toBe(misses + 1);
+  });
 });

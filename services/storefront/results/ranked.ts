@@ -9,8 +9,8 @@
 // scope (market and its pricing, currency, B2B location, discount entitlements), the visibility epoch (how
 // many products scheduled to publish later have been published by now), the filters, the sort order, the
 // active rule and the facet request. So an entry is never stale: a change makes it unreachable, and the LRU
-// evicts it. The budget counts tiles (about 100 bytes each), so one entry of a 100 000-product collection
-// weighs what 4 000 entries of 24-product ones do.
+// evicts it. The budget counts tile-sized units (about 100 bytes: a tile, a facet value, 100 bytes of key),
+// so one entry of a 100 000-product collection weighs what 4 000 entries of 24-product ones do.
 import { counter } from '../../common/metrics.ts';
 import type { StoreCatalog } from './catalog.ts';
 import type { FacetResult } from './facets.ts';
@@ -24,6 +24,14 @@ export interface RankedList {
 
 /** default budget: about 100 MB of tiles per process */
 export const RANKED_BUDGET_TILES = 1_000_000;
+
+/** an entry's weight in tile-sized units (≈ 100 bytes): its tiles, its facet entries and its key */
+function weightOf(key: string, value: RankedList): number {
+  let facetEntries = Object.keys(value.facets.facetRanges).length;
+  for (const counts of Object.values(value.facets.facets)) facetEntries += Object.keys(counts).length;
+  for (const display of Object.values(value.facets.facetDisplay)) facetEntries += 2 * Object.keys(display).length;
+  return value.tiles.length + facetEntries + Math.ceil(key.length / 100) + 4;
+}
 
 class RankedLru {
   private readonly map = new Map<string, RankedList>();
@@ -52,14 +60,14 @@ class RankedLru {
     this.misses++;
     this.metric.inc({ result: 'miss' });
     const value = compute();
-    const weight = value.tiles.length + 1;
+    const weight = weightOf(key, value);
     if (weight > this.budget / 4) return value; // one list never takes over the memory
     this.map.set(key, value);
     this.size += weight;
     for (const [k, v] of this.map) {
       if (this.size <= this.budget) break;
       this.map.delete(k);
-      this.size -= v.tiles.length + 1;
+      this.size -= weightOf(k, v);
     }
     return value;
   }
@@ -67,6 +75,11 @@ class RankedLru {
   clear(): void {
     this.map.clear();
     this.size = 0;
+  }
+
+  /** what is kept: entries and their weight */
+  usage(): { entries: number; weight: number } {
+    return { entries: this.map.size, weight: this.size };
   }
 }
 
