@@ -16,6 +16,18 @@
 // server) and SCHEMA_REGISTRY_URL (the registry service or a Confluent-compatible registry): without
 // them it refuses to start (exit 64), since it would otherwise open chDB or serve a registry of its own.
 // KAFKA_BROKERS and REDIS_URL name the shared broker and Redis. Prints its URLs, stops on SIGINT/SIGTERM.
+//
+// HTTP_WORKERS=n (n ≥ 1; HTTP services): n worker processes serve HTTP_PORT behind this one (node:cluster;
+// the primary owns the socket and hands each new connection to a worker, round-robin). A worker that exits
+// is replaced; SIGHUP to the primary restarts the workers one at a time (the new one ready before the old
+// one drains) without a failed request. A worker drains on SIGTERM: it stops taking connections (the
+// primary hands the ones not yet taken to the other workers), answers each request still arriving on an
+// open connection with `Connection: close`, and leaves idle connections to expire by their advertised
+// keep-alive (5 s: a client that honours it never sends into a closing connection), then stops
+// (HTTP_DRAIN_TIMEOUT_MS bounds the drain, default 15 s). Responses carry `x-served-by: <worker pid>`.
+import cluster, { type Worker } from 'node:cluster';
+import type { Server as HttpServer } from 'node:http';
+import { Server as NetServer } from 'node:net';
 import path from 'node:path';
 import { Command } from 'commander';
 import { startClickHouseServer } from '../clickhouse/http-server.ts';
@@ -63,7 +75,17 @@ if (!SERVICE_NAMES.includes(name))
 let stop: () => Promise<void>;
 let urls: Record<string, string>;
 
-if (name === 'clickhouse') {
+const workers = process.env.HTTP_WORKERS || undefined;
+if (workers !== undefined && (!/^[1-9]\d?$/.test(workers) || name === 'clickhouse' || name === 'processors'))
+  usage(
+    'HTTP_WORKERS: a number of worker processes (1–99), for a service that serves HTTP (not clickhouse, processors)',
+  );
+const drainMs = process.env.HTTP_DRAIN_TIMEOUT_MS ?? '15000';
+if (!/^\d{1,7}$/.test(drainMs)) usage('HTTP_DRAIN_TIMEOUT_MS: expected milliseconds');
+
+if (workers !== undefined && cluster.isPrimary) {
+  ({ urls, stop } = await superviseWorkers(Number(workers)));
+} else if (name === 'clickhouse') {
   const config = loadConfigOrExit();
   const logger = createLogger('clickhouse', config.LOG_LEVEL);
   const maxBody = process.env.CLICKHOUSE_MAX_BODY_BYTES;
@@ -106,10 +128,106 @@ if (name === 'clickhouse') {
   });
   urls = app.urls;
   stop = app.close;
+  if (cluster.isWorker) stop = drainThenClose(app.ctx.http.server, app.close);
 }
 
 for (const [label, url] of Object.entries(urls)) process.stdout.write(`${name}: ${label} ${url}\n`);
 process.send?.({ type: 'ready', service: name, urls });
+
+/**
+ * The primary of HTTP_WORKERS: forks `n` workers (this script, same arguments), resolves once all are
+ * ready with the URLs of the first; replaces a worker that exits; SIGHUP restarts them one at a time.
+ */
+async function superviseWorkers(n: number) {
+  const live = new Set<Worker>();
+  let closing = false;
+  const fork = () =>
+    new Promise<{ worker: Worker; urls: Record<string, string> }>((resolve, reject) => {
+      const worker = cluster.fork();
+      live.add(worker);
+      const onMessage = (m: { type?: string; urls?: Record<string, string> }) => {
+        if (m?.type !== 'ready') return;
+        worker.off('message', onMessage);
+        resolve({ worker, urls: m.urls ?? {} });
+      };
+      worker.on('message', onMessage);
+      worker.once('exit', (code, signal) => {
+        live.delete(worker);
+        reject(new Error(`worker ${worker.process.pid} exited (${code ?? signal}) before it was ready`));
+        if (closing || rolling.has(worker)) return;
+        process.stderr.write(`${name}: worker ${worker.process.pid} exited (${code ?? signal}); starting another\n`);
+        setTimeout(() => void fork().catch(() => {}), 1_000);
+      });
+    });
+  const rolling = new Set<Worker>();
+  const stopWorker = async (w: Worker) => {
+    if (w.process.exitCode !== null || w.process.signalCode !== null) return;
+    const exited = new Promise((r) => w.once('exit', r));
+    w.process.kill('SIGTERM');
+    await exited;
+  };
+  const first = await Promise.all(Array.from({ length: n }, fork)).catch((err: Error) => {
+    process.stderr.write(`${name} failed to start: ${err.message}\n`);
+    closing = true;
+    for (const w of live) w.process.kill('SIGTERM');
+    process.exit(1);
+  });
+  let restart = Promise.resolve();
+  process.on('SIGHUP', () => {
+    restart = restart.then(async () => {
+      for (const old of [...live]) {
+        if (closing) return;
+        const next = await fork().catch((err: Error) => err);
+        if (next instanceof Error) {
+          process.stderr.write(`${name}: rolling restart stopped: ${next.message}\n`);
+          return;
+        }
+        rolling.add(old);
+        await stopWorker(old);
+        rolling.delete(old);
+      }
+      const pids = [...live].map((w) => w.process.pid);
+      process.stdout.write(`${name}: workers restarted: ${pids.join(', ')}\n`);
+      process.send?.({ type: 'restarted', service: name, workers: pids });
+    });
+  });
+  return {
+    urls: { ...first[0].urls, workers: first.map((f) => f.worker.process.pid).join(',') },
+    async stop() {
+      closing = true;
+      await restart;
+      await Promise.all([...live].map(stopWorker));
+    },
+  };
+}
+
+/**
+ * A worker's stop: drain (stop taking connections, `Connection: close` on every further response, idle
+ * connections left to their keep-alive), then close the app.
+ */
+function drainThenClose(server: HttpServer, close: () => Promise<void>) {
+  // advertised as `Keep-Alive: timeout=5`; the socket closes after it plus the server's keepAliveTimeoutBuffer
+  server.keepAliveTimeout = 5_000;
+  let draining = false;
+  // before the app's own listener: while draining, a request is answered and then its connection closed
+  server.prependListener('request', (_req, res) => {
+    res.setHeader('x-served-by', String(process.pid));
+    if (draining) res.shouldKeepAlive = false;
+  });
+  return async () => {
+    draining = true;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => server.closeAllConnections(), Number(drainMs));
+      // net's close, not http's: http's would also close the idle connections at once, racing a client
+      // about to reuse one; the callback runs once every connection is gone
+      NetServer.prototype.close.call(server, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    await close();
+  };
+}
 
 let stopping = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {

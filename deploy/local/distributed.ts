@@ -2,7 +2,9 @@
 // own (deploy/service.ts) — Apache Kafka ×3 (KRaft, deploy/kafka/cluster.ts: replication factor 3,
 // min.insync.replicas=2), the ClickHouse stand-in (chDB behind ClickHouse's HTTP interface), Redis, the
 // schema registry, 2 intake processes, 2 processor processes (one consumer group per processor) and
-// 2 read-API processes. Prints every URL; Ctrl-C stops them all (services first, then Kafka and Redis).
+// the read API as 2 worker processes behind one address (HTTP_WORKERS=2: connections handed to them
+// round-robin). Prints every URL; Ctrl-C stops them all (services first, then Kafka and Redis);
+// `kill -USR2 <launcher pid>` restarts the read-API workers one at a time, without a failed request.
 //
 // Ports from the usual configuration: Kafka 19092–19094, CLICKHOUSE_HTTP_PORT (stand-in),
 // SCHEMA_REGISTRY_PORT, REDIS_PORT, and HTTP_PORT, HTTP_PORT+1, … for the service processes (in the order
@@ -173,14 +175,21 @@ try {
     ['intake-2', 'intake', [], 'beacon'],
     ['processors-1', 'processors', ['--processor', 'all'], 'readyz'],
     ['processors-2', 'processors', ['--processor', 'all'], 'readyz'],
-    ['storefront-1', 'storefront', [], 'storefront API'],
-    ['storefront-2', 'storefront', [], 'storefront API'],
+    ['storefront', 'storefront', [], 'storefront API'],
   ];
   for (const [name, svc, args, label] of topology) {
     process.stdout.write(`  ${name}…\n`);
-    const u = await service(name, svc, { ...shared, HTTP_PORT: next() }, args);
+    // the read API: two worker processes on one port
+    const workers: Record<string, string> = name === 'storefront' ? { HTTP_WORKERS: '2' } : {};
+    const u = await service(name, svc, { ...shared, ...workers, HTTP_PORT: next() }, args);
     urls.push([name, u[label] ?? u.http]);
+    if (u.workers) urls.push([`${name} workers`, `pids ${u.workers}`]);
   }
+  // a rolling restart of the read API's workers: the primary starts a new one before it drains an old one
+  process.on('SIGUSR2', () => {
+    process.stdout.write('SIGUSR2: restarting the read-API workers one at a time…\n');
+    running.find((r) => r.name === 'storefront')?.child.kill('SIGHUP');
+  });
 
   const width = Math.max(...urls.map(([k]) => k.length));
   process.stdout.write(
