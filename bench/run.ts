@@ -25,6 +25,7 @@ const all = [
   'analyst',
   'site',
   'sdk',
+  'memory',
 ];
 const wanted = process.argv.slice(2).length ? process.argv.slice(2) : all;
 
