@@ -5,8 +5,11 @@
 // more (or fewer) messages than the lost attempt saw, so the runtime records each batch's [first, last]
 // offsets in Redis *before* writing it; when it meets `first` again it cuts the batch at the recorded
 // `last`, producing the same rows under the same token, which ClickHouse drops. Entries below the
-// committed offset are pruned on the next write. One hash per (consumer group, topic, partition):
-// field = first offset, value = last offset.
+// offset this process last saw *committed* are pruned on the next write — not below the chunk being
+// begun: kafkajs fetches on from the offsets the runtime resolved even when a commit failed (the group
+// coordinator unreachable), so a chunk can begin while the ones before it are still uncommitted, and a
+// re-joined consumer reads those again from the committed offset. One hash per (consumer group, topic,
+// partition): field = first offset, value = last offset.
 import type { Redis } from 'ioredis';
 
 export class BatchJournal {
@@ -28,11 +31,12 @@ export class BatchJournal {
     return v === null ? undefined : BigInt(v);
   }
 
-  /** record a batch before writing it; prunes entries that start before it (already committed) */
-  async begin(topic: string, partition: number, first: bigint, last: bigint): Promise<void> {
+  /** record a batch before writing it; prunes the entries that start before `committed` (the partition's
+   *  offset known to be committed; none when unknown) */
+  async begin(topic: string, partition: number, first: bigint, last: bigint, committed?: bigint): Promise<void> {
     const key = this.key(topic, partition);
-    const fields = await this.redis.hkeys(key);
-    const stale = fields.filter((f) => BigInt(f) < first);
+    const fields = committed === undefined ? [] : await this.redis.hkeys(key);
+    const stale = fields.filter((f) => committed !== undefined && BigInt(f) < committed);
     const tx = this.redis.multi();
     if (stale.length) tx.hdel(key, ...stale);
     tx.hset(key, first.toString(), last.toString());

@@ -240,7 +240,10 @@ export class ProcessorRunner<T> {
       }
       const chunk = msgs.slice(i, end);
       const last = BigInt(chunk[chunk.length - 1].offset);
-      if (recorded === undefined) await this.journal.begin(topic, partition, first, last);
+      // entries are pruned only below the offset this runner saw committed: after a failed commit the
+      // fetch goes on from the resolved offset, and a re-join re-reads from the committed one (journal.ts)
+      if (recorded === undefined)
+        await this.journal.begin(topic, partition, first, last, this.positions.get(partition));
       const t0 = performance.now();
       this.stats.add('journal', t0 - tj);
       try {
