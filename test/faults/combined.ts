@@ -2,7 +2,9 @@
 // restart supervision) takes a generated stream with a known ground truth through POST /beacon while
 // its children are SIGKILLed at random points and the broker is down for 30 s during steady intake. At
 // the end every acknowledged event must be in events_raw exactly once and every aggregate the events
-// feed must equal the ground truth.
+// feed must equal the ground truth. (events_raw is a ReplacingMergeTree by event_id: a chunk written
+// twice under two dedup tokens merges away there, but not in the tables fed from the same chunk, the
+// materialized views and the session processors; journal-overlaps.ts then names the chunk.)
 //
 //   npm run fault:combined                                  (1 000 000 events)
 //   npm run fault:combined -- --events 50000 --seed 7       (options below)
