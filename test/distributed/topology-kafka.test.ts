@@ -9,8 +9,9 @@
 //   Kafka node SIGKILLed at the same moment mid-stream: the client retries what was not acknowledged (same
 //   event ids) until it is; in the end rows = distinct event ids = aggregated views = events sent, still so
 //   2 s later. The surviving processor holds every partition; the two live nodes lead every partition of
-//   the events topic. Today it fails: events_raw ends exact (800 rows and ids) but product_daily_engagement
-//   counts more views (1150 in one run): some chunks reached the aggregate twice.
+//   the events topic. One run found product_daily_engagement doubled (1150 views for 800 events, events_raw
+//   exact): chunks re-read after failed offset commits were cut anew (fixed in 1573639, reproduced fast by
+//   test/streams/failed-commits.test.ts); the run is intermittent, so it stays behind the switch.
 import { setTimeout as sleep } from 'node:timers/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -21,10 +22,8 @@ import { startTestKafka, type TestKafka } from '../kafka/helpers.ts';
 import { createTopology, type Topology, UA } from './helpers.ts';
 
 const EVENTS_TOPIC = 'storefront.events.v1';
-/**
- * The fault run (a processor process and a Kafka node killed) is long (minutes on a 2-core machine) and
- * finds the aggregates doubled today (see the test): TOPOLOGY_KAFKA_FAULTS=1 runs it.
- */
+/** The fault run (a processor process and a Kafka node killed) takes about 10 minutes on a 2-core machine:
+ * TOPOLOGY_KAFKA_FAULTS=1 runs it. */
 const FAULTS = process.env.TOPOLOGY_KAFKA_FAULTS === '1';
 
 let t: Topology;
