@@ -58,6 +58,9 @@ export function defaultGroupId(processorName: string): string {
   return `streams.${processorName}`;
 }
 
+/** how often stream_consumer_lag is read from the broker for every partition (high watermark − committed) */
+export const LAG_REFRESH_MS = 2_000;
+
 /** the longest back-off between two attempts of a failing write */
 export const RETRY_MAX_MS = 3_000;
 
@@ -127,6 +130,13 @@ export class ProcessorRunner<T> {
       sessionTimeoutMs: this.opts.sessionTimeoutMs ?? 30_000,
     });
     await this.client.start((batch) => this.track(this.onBatch(batch)));
+    // the lag of every partition of the topic, whether this member fetches it or not: a partition nobody
+    // consumes (a stalled or leaked member holding it) shows its backlog instead of the last value set
+    // after a commit
+    this.lagTimer = setInterval(() => {
+      this.refreshLag().catch(() => {});
+    }, LAG_REFRESH_MS);
+    this.lagTimer.unref();
     this.logger.info({ group: this.groupId, topic: this.topic }, 'processor started');
   }
 
@@ -147,6 +157,7 @@ export class ProcessorRunner<T> {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    clearInterval(this.lagTimer);
     this.wakeSleepers();
     await this.settle();
     await this.client?.stop();
@@ -487,18 +498,21 @@ export class ProcessorRunner<T> {
   }
 
   private lagRefreshedAt = 0;
+  private lagTimer: ReturnType<typeof setInterval> | undefined;
 
-  /** stream_consumer_lag of every partition from the broker (high watermark − committed), at most once a second */
+  /** stream_consumer_lag of every partition of the topic from the broker (high watermark − the group's
+   *  committed offset), at most once a second: every LAG_REFRESH_MS and while a write is retried */
   private async refreshLag(): Promise<void> {
     if (!this.client || performance.now() - this.lagRefreshedAt < 1_000) return;
     this.lagRefreshedAt = performance.now();
-    const [high, committed] = await Promise.all([
-      this.client.highWatermarks(this.topic),
+    const [marks, committed] = await Promise.all([
+      this.client.watermarks(this.topic),
       this.client.committed(this.topic),
     ]);
-    for (const [partition, hw] of high) {
+    for (const [partition, { low, high: hw }] of marks) {
+      // no committed offset: the group starts from the beginning (the low watermark)
       const c = committed.get(partition) ?? -1n;
-      const from = c < 0n ? 0n : c;
+      const from = c < 0n ? low : c;
       streamMetrics.lag.set(
         { processor: this.processor.name, mode: this.mode, topic: this.topic, partition: String(partition) },
         Number(hw > from ? hw - from : 0n),

@@ -22,12 +22,30 @@ export function consumerClientFactory(
   return (opts) => new KafkajsConsumerClient(kafka, logger, { ...defaults, ...opts });
 }
 
+/**
+ * One live group member per client. kafkajs restarts a crashed consumer itself (`restartOnFailure`): its
+ * crash handler disconnects, then arms a timer that builds a new ConsumerGroup and Runner on the same
+ * consumer object. Two crashes close together (a broker restart: the runner's fetch loop and a late error
+ * of the stopped runner's batch) arm two timers; the second start overwrites the first runner without
+ * stopping it, and the leaked runner keeps its member in the group (it heartbeats and is assigned
+ * partitions) while nothing consumes them. So kafkajs never restarts here (`restartOnFailure` → false):
+ * a crash of the current consumer makes this client disconnect it and build a new consumer, once, after
+ * a back-off; crashes of a consumer that is no longer current are ignored, and batches of a consumer
+ * that is no longer current are inactive, do not heartbeat and cannot commit.
+ */
 class KafkajsConsumerClient implements ConsumerClient {
   private readonly kafka: Kafka;
   private readonly logger: Logger;
   private readonly opts: ConsumerClientOptions;
+  /** the live consumer; undefined while stopped or between a crash and its replacement */
   private consumer: Consumer | undefined;
   private admin: ReturnType<Kafka['admin']> | undefined;
+  private onBatch: ((batch: SourceBatch) => Promise<void>) | undefined;
+  private stopped = false;
+  private paused = false;
+  /** consecutive restarts without a successful fetch (back-off) */
+  private restarts = 0;
+  private restartTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(kafka: Kafka, logger: Logger, opts: ConsumerClientOptions) {
     this.kafka = kafka;
@@ -36,6 +54,13 @@ class KafkajsConsumerClient implements ConsumerClient {
   }
 
   async start(onBatch: (batch: SourceBatch) => Promise<void>): Promise<void> {
+    this.onBatch = onBatch;
+    this.stopped = false;
+    await this.launch();
+  }
+
+  /** build, connect and run a new consumer as the current one */
+  private async launch(): Promise<void> {
     const o = this.opts;
     const sessionTimeout = o.sessionTimeoutMs ?? 30_000;
     const maxBytesPerPartition = o.maxBytesPerPartition ?? 1024 * 1024;
@@ -49,18 +74,31 @@ class KafkajsConsumerClient implements ConsumerClient {
       rebalanceTimeout: Math.max(sessionTimeout * 2, 10_000),
       heartbeatInterval: o.heartbeatIntervalMs ?? Math.max(500, Math.floor(sessionTimeout / 10)),
       allowAutoTopicCreation: false,
-      retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000 },
+      // this client restarts a crashed consumer itself (see above)
+      retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000, restartOnFailure: async () => false },
     });
     this.consumer = consumer;
-    const onCrash = o.onCrash;
-    if (onCrash) consumer.on(consumer.events.CRASH, (e) => onCrash(e.payload.error, e.payload.restart));
-    await consumer.connect();
-    await consumer.subscribe({ topics: o.topics, fromBeginning: o.fromBeginning });
+    consumer.on(consumer.events.CRASH, (e) => this.crashed(consumer, e.payload.error));
+    consumer.on(consumer.events.FETCH, () => {
+      if (this.consumer === consumer) this.restarts = 0;
+    });
+    const current = () => this.consumer === consumer && !this.stopped;
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topics: o.topics, fromBeginning: o.fromBeginning });
+    } catch (err) {
+      if (this.consumer === consumer) this.consumer = undefined;
+      await consumer.disconnect().catch(() => {});
+      throw err;
+    }
+    const onBatch = this.onBatch;
+    if (!onBatch) throw new Error('consumer client started without a batch handler');
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: o.autoResolve ?? false,
       partitionsConsumedConcurrently: o.partitionsConsumedConcurrently ?? 1,
       eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary, isRunning, isStale, heartbeat }) => {
+        if (!current()) return;
         await onBatch({
           topic: batch.topic,
           partition: batch.partition,
@@ -74,18 +112,63 @@ class KafkajsConsumerClient implements ConsumerClient {
           })),
           resolve: (offset) => resolveOffset(offset),
           commit: async (nextOffset) => {
+            if (!current())
+              throw new Error(`consumer of ${o.groupId} was replaced: offset ${nextOffset} not committed`);
             await commitOffsetsIfNecessary({
               topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: nextOffset }] }],
             });
           },
-          isActive: () => isRunning() && !isStale(),
-          heartbeat,
+          isActive: () => current() && isRunning() && !isStale(),
+          heartbeat: async () => {
+            if (current()) await heartbeat();
+          },
         });
       },
     });
+    if (this.stopped && this.consumer === consumer) {
+      this.consumer = undefined;
+      await consumer.disconnect().catch(() => {});
+    } else if (this.paused && this.consumer === consumer) {
+      consumer.pause(o.topics.map((topic) => ({ topic })));
+    }
+  }
+
+  /** a consumer crashed (kafkajs has already disconnected it): replace it once if it is the current one */
+  private crashed(consumer: Consumer, err: Error): void {
+    if (this.consumer !== consumer || this.stopped) {
+      this.logger.warn(
+        { err: err.message, group: this.opts.groupId },
+        'a replaced consumer crashed: ignored (its replacement runs)',
+      );
+      return;
+    }
+    this.consumer = undefined;
+    const restart = isRetriable(err);
+    this.opts.onCrash?.(err, restart);
+    void consumer.disconnect().catch(() => {});
+    if (restart) this.scheduleRestart(err);
+    else this.logger.error({ err: err.message, group: this.opts.groupId }, 'consumer crashed on a non-retriable error');
+  }
+
+  private scheduleRestart(err: Error): void {
+    if (this.restartTimer || this.stopped) return;
+    const delay = Math.min(200 * 2 ** this.restarts, 5_000);
+    this.restarts++;
+    this.logger.warn(
+      { err: err.message, group: this.opts.groupId, restartInMs: delay, restarts: this.restarts },
+      'consumer crashed: replacing it with a new one',
+    );
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.stopped || this.consumer) return;
+      this.launch().catch((e) => this.scheduleRestart(e as Error));
+    }, delay);
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
     const c = this.consumer;
     this.consumer = undefined;
     if (c) {
@@ -102,10 +185,12 @@ class KafkajsConsumerClient implements ConsumerClient {
   }
 
   pause(): void {
+    this.paused = true;
     this.consumer?.pause(this.opts.topics.map((topic) => ({ topic })));
   }
 
   resume(): void {
+    this.paused = false;
     this.consumer?.resume(this.opts.topics.map((topic) => ({ topic })));
   }
 
@@ -136,6 +221,13 @@ class KafkajsConsumerClient implements ConsumerClient {
     const res = await admin.fetchTopicOffsets(topic);
     return new Map(res.map((p) => [p.partition, { low: BigInt(p.low), high: BigInt(p.high) }]));
   }
+}
+
+/** kafkajs' own rule for restarting after a crash: retries exhausted, or a retriable original cause */
+function isRetriable(err: Error): boolean {
+  let cause: unknown = err;
+  while ((cause as { cause?: unknown }).cause) cause = (cause as { cause: unknown }).cause;
+  return err.name === 'KafkaJSNumberOfRetriesExceeded' || (cause as { retriable?: boolean }).retriable === true;
 }
 
 /**
