@@ -107,7 +107,8 @@ describe('demo store loaded into the running stack', () => {
       return Number(r.n) >= planned ? Number(r.n) : undefined;
     });
     expect(rows).toBe(planned);
-  });
+    // the whole demo replayed through the stack: about 20 s alone, a minute and more beside other suites
+  }, 180_000);
 
   it('the demo catalog reached ClickHouse: every product, the second market prices, the B2B catalog scope', async () => {
     expect(storeId).not.toBe('');
