@@ -488,10 +488,6 @@ try {
       "SELECT metric, value FROM system.metrics WHERE metric ILIKE '%memory%' OR metric ILIKE '%cache%bytes%' ORDER BY value DESC",
     ],
     [
-      'async_metrics_mib',
-      "SELECT metric, value FROM system.asynchronous_metrics WHERE metric ILIKE '%cache%bytes%' OR metric ILIKE 'jemalloc.%' OR metric ILIKE 'Memory%' ORDER BY value DESC",
-    ],
-    [
       'parts_mib',
       'SELECT table, sum(primary_key_bytes_in_memory_allocated) AS pk, sum(rows) AS rows, count() AS parts FROM system.parts WHERE active GROUP BY table ORDER BY pk DESC LIMIT 12',
     ],
@@ -546,6 +542,18 @@ try {
         seen += keys.length;
       } while (cursor !== '0' && seen < 20_000);
       redisFigures.sampled_keys_by_prefix = Object.fromEntries([...prefixes].sort((a, b) => b[1] - a[1]).slice(0, 12));
+      // the catalog writer's stale-write guard: one hash per topic and store, a field per record
+      const guards: Record<string, { fields: number; mib: number }> = {};
+      let gc = '0';
+      do {
+        const [c, keys] = await redis.scan(gc, 'MATCH', 'sd:catalog:version:*', 'COUNT', 1000);
+        gc = c;
+        for (const k of keys) {
+          const bytes = Number(await redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '0'));
+          guards[k] = { fields: await redis.hlen(k).catch(() => 0), mib: Math.round(bytes / 1048576) };
+        }
+      } while (gc !== '0');
+      redisFigures.catalog_version_hashes = guards;
     } catch (err) {
       redisFigures.error = (err as Error).message;
     } finally {
