@@ -26,6 +26,9 @@ export class PerStore<T extends Versioned> {
   private readonly opts: PerStoreOptions<T>;
   private timer: NodeJS.Timeout | null;
   private chain: Promise<void> = Promise.resolve();
+  /** stores being (re)loaded → the changes published meanwhile (applied once the load is in place: the
+   * load may have read the tables before those rows were written) */
+  private readonly loading = new Map<string, (() => void)[]>();
 
   constructor(opts: PerStoreOptions<T>) {
     this.opts = opts;
@@ -50,9 +53,17 @@ export class PerStore<T extends Versioned> {
   }
 
   private async load(storeId: string): Promise<T> {
-    const s = await this.opts.load(storeId);
+    const during: (() => void)[] = [];
+    this.loading.set(storeId, during);
+    let s: T;
+    try {
+      s = await this.opts.load(storeId);
+    } finally {
+      if (this.loading.get(storeId) === during) this.loading.delete(storeId);
+    }
     s.version = (this.loaded.get(storeId)?.version ?? 0) + 1;
     this.loaded.set(storeId, s);
+    for (const run of during) run();
     return s;
   }
 
@@ -68,10 +79,16 @@ export class PerStore<T extends Versioned> {
   }
 
   /**
-   * Apply a change to a loaded store (none loaded: nothing to do, the next load reads it), after the
-   * changes before it; a failure is logged and the state stays as it was until the next reload.
+   * Apply a change to a loaded store (none loaded or loading: nothing to do, the next load reads it; one
+   * loading: applied once the load is in place), after the changes before it; a failure is logged and the
+   * state stays as it was until the next reload.
    */
   change(storeId: string, apply: (state: T) => Promise<void>): Promise<void> {
+    const during = this.loading.get(storeId);
+    if (during) {
+      // a (re)load is reading the tables: apply the change to what it loads, after it
+      return new Promise((resolve) => during.push(() => void this.change(storeId, apply).then(resolve)));
+    }
     const s = this.loaded.get(storeId);
     if (!s) return Promise.resolve();
     this.chain = this.chain.then(async () => {
