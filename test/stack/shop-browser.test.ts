@@ -116,6 +116,21 @@ async function events(where: string, params: Record<string, string>) {
   );
 }
 
+/** on failure, what the pair aggregate holds for the anchor (the block's input) */
+async function diagnosed(anchor: string, check: () => Promise<void>): Promise<void> {
+  try {
+    await check();
+  } catch (err) {
+    const rows = await sql<{ b: string; n: string }>(
+      `SELECT toString(product_b) AS b, toString(sum(sessions)) AS n FROM co_view_pairs
+       WHERE store_id = {store:String} AND product_a = {a:UInt64} GROUP BY product_b ORDER BY sum(sessions) DESC`,
+      { store: d.storeId, a: anchor },
+    );
+    (err as Error).message += `\nco_view_pairs of ${anchor}: ${JSON.stringify(rows)}`;
+    throw err;
+  }
+}
+
 describe('demo shop in a browser', () => {
   it('typing shows suggestions; a search shows results and facets; a click sends product_click with the attribution token', async () => {
     const { page } = await newPage();
@@ -292,42 +307,38 @@ describe('demo shop in a browser', () => {
     );
   });
 
-  // Quarantined (SHOP_ALSO_VIEWED=1 runs it): in 3 of the last 4 CI runs B never showed in A's block within
-  // 120 s although every view was stored; cause not found yet (the HTTP-level co-view → block path passes in
-  // test/stack/blocks.test.ts). Kept runnable so it can be investigated; see the closing note of stop 28.
-  it.skipIf(process.env.SHOP_ALSO_VIEWED !== '1')(
-    'sessions that view A then B through the pages put B into A’s also-viewed block',
-    async () => {
-      // two published products of one collection, the least popular ones in stock (nobody viewed them
-      // together yet; the block hides what is out of stock)
-      const byId = new Map(
-        [...d.demo.products()].map((p) => [String(p.id), p as { variants?: { available?: boolean }[] }]),
-      );
-      const inStock = (id: string) => byId.get(id)?.variants?.some((v) => v.available) === true;
-      const [a, b] = d.demo.collections[0].product_ids.map(String).filter(inStock).slice(-2);
-      const sessions: string[] = [];
-      for (let s = 0; s < 6; s++) {
-        const { page, context } = await newPage();
-        await page.goto(`${base}/shop/products/${a}`);
-        await ready(page);
-        sessions.push(await sessionOf(page));
-        await page.goto(`${base}/shop/products/${b}`);
-        await ready(page);
-        await expect.poll(() => pending(page), SLOW).toBe(0);
-        await context.close();
-      }
-      // every session's views are stored, A before B
-      await expect
-        .poll(async () => {
-          const rows = await events("event_type = 'product_view' AND session_id IN {ss:Array(String)}", {
-            ss: `[${sessions.map((x) => `'${x}'`).join(',')}]`,
-          });
-          return rows.map((r) => r.product_id).join(',');
-        }, SLOW)
-        .toBe(sessions.map(() => `${a},${b}`).join(','));
-      const { page } = await newPage();
-      const block = page.locator(`[data-block-id="${DEMO_BLOCKS.alsoViewed}"] a.product`);
-      await expect
+  it('sessions that view A then B through the pages put B into A’s also-viewed block', async () => {
+    // two published products of one collection, the least popular ones in stock (nobody viewed them
+    // together yet; the block hides what is out of stock)
+    const byId = new Map(
+      [...d.demo.products()].map((p) => [String(p.id), p as { variants?: { available?: boolean }[] }]),
+    );
+    const inStock = (id: string) => byId.get(id)?.variants?.some((v) => v.available) === true;
+    const [a, b] = d.demo.collections[0].product_ids.map(String).filter(inStock).slice(-2);
+    const sessions: string[] = [];
+    for (let s = 0; s < 6; s++) {
+      const { page, context } = await newPage();
+      await page.goto(`${base}/shop/products/${a}`);
+      await ready(page);
+      sessions.push(await sessionOf(page));
+      await page.goto(`${base}/shop/products/${b}`);
+      await ready(page);
+      await expect.poll(() => pending(page), SLOW).toBe(0);
+      await context.close();
+    }
+    // every session's views are stored, A before B
+    await expect
+      .poll(async () => {
+        const rows = await events("event_type = 'product_view' AND session_id IN {ss:Array(String)}", {
+          ss: `[${sessions.map((x) => `'${x}'`).join(',')}]`,
+        });
+        return rows.map((r) => r.product_id).join(',');
+      }, SLOW)
+      .toBe(sessions.map(() => `${a},${b}`).join(','));
+    const { page } = await newPage();
+    const block = page.locator(`[data-block-id="${DEMO_BLOCKS.alsoViewed}"] a.product`);
+    await diagnosed(a, () =>
+      expect
         .poll(
           async () => {
             await page.goto(`${base}/shop/products/${a}`);
@@ -337,11 +348,10 @@ describe('demo shop in a browser', () => {
           // the co-view aggregate and the block's refresh behind six sessions: 120 s on a loaded machine
           { timeout: 120_000, interval: 1_000 },
         )
-        .toContain(b);
-      await shot(page, 'also-viewed');
-    },
-    240_000,
-  );
+        .toContain(b),
+    );
+    await shot(page, 'also-viewed');
+  }, 240_000);
 
   it('events queued while offline arrive once after reconnecting', async () => {
     const { page, context } = await newPage();

@@ -151,6 +151,15 @@ export class RelationsIndex {
         s.setBoughtTotals(totals, null);
         return s;
       },
+      patch: async (storeId, s, products) => {
+        const [rows, totals] = await Promise.all([
+          Promise.all(RELATION_KINDS.map((k) => this.opts.source.rows(storeId, k, products))),
+          this.opts.source.boughtTotals(storeId, products),
+        ]);
+        for (const [i, k] of RELATION_KINDS.entries()) s.apply(k, products, rows[i]);
+        s.setBoughtTotals(totals, products);
+        this.changesApplied += products.length;
+      },
     });
   }
 
@@ -168,17 +177,8 @@ export class RelationsIndex {
     this.stores.reloadAll();
   }
 
-  /** `agg:related`: these products' rows changed; re-read them (serialized, so the newest read wins) */
+  /** `agg:related`: these products' rows changed; re-read them (per store one read at a time, coalesced) */
   changed(storeId: string, products: readonly string[]): Promise<void> {
-    if (products.length === 0) return Promise.resolve();
-    return this.stores.change(storeId, async (s) => {
-      const [rows, totals] = await Promise.all([
-        Promise.all(RELATION_KINDS.map((k) => this.opts.source.rows(storeId, k, products))),
-        this.opts.source.boughtTotals(storeId, products),
-      ]);
-      for (const [i, k] of RELATION_KINDS.entries()) s.apply(k, products, rows[i]);
-      s.setBoughtTotals(totals, products);
-      this.changesApplied += products.length;
-    });
+    return this.stores.change(storeId, products);
   }
 }

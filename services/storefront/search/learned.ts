@@ -108,6 +108,11 @@ export class LearnedIndex {
         for (const [q, rows] of group(await this.opts.source.store(storeId))) s.setQuery(q, rows);
         return s;
       },
+      patch: async (storeId, s, queries) => {
+        const rows = group(await this.opts.source.queries(storeId, queries));
+        for (const q of queries) s.setQuery(q, rows.get(q) ?? []);
+        this.changesApplied += queries.length;
+      },
     });
   }
 
@@ -125,14 +130,9 @@ export class LearnedIndex {
     this.stores.reloadAll();
   }
 
-  /** `agg:search`: these queries' rows changed; re-read them (serialized, so the newest read wins) */
+  /** `agg:search`: these queries' rows changed; re-read them (per store one read at a time, coalesced) */
   changed(storeId: string, queries: readonly string[]): Promise<void> {
-    if (queries.length === 0) return Promise.resolve();
-    return this.stores.change(storeId, async (s) => {
-      const rows = group(await this.opts.source.queries(storeId, queries));
-      for (const q of queries) s.setQuery(q, rows.get(q) ?? []);
-      this.changesApplied += queries.length;
-    });
+    return this.stores.change(storeId, queries);
   }
 }
 
