@@ -109,6 +109,8 @@ interface Stats {
 /** the server's stats (set once it runs) */
 let serverStats: (() => Promise<Stats>) | null = null;
 const results: Record<string, Run> = {};
+/** each browse request's answer size in bytes */
+const pageBytes: Record<string, number> = {};
 let hello: Run | undefined;
 
 async function cannon(
@@ -263,10 +265,12 @@ async function main() {
         headers: { ...headers, 'content-type': 'application/json' },
         body: JSON.stringify(s.body),
       });
-      const b = (await r.json()) as { totalResults?: number; results?: unknown[]; facets?: unknown[] };
+      const text = await r.text();
+      pageBytes[s.key] = Buffer.byteLength(text);
+      const b = JSON.parse(text) as { totalResults?: number; results?: unknown[]; facets?: unknown[] };
       if (r.status !== 200) throw new Error(`browse ${s.key}: ${r.status} ${JSON.stringify(b).slice(0, 500)}`);
       console.log(
-        `  check ${s.key}: ${b.totalResults} results, ${b.results?.length} on the page, ${Array.isArray(b.facets) ? b.facets.length : Object.keys(b.facets ?? {}).length} facets`,
+        `  check ${s.key}: ${b.totalResults} results, ${b.results?.length} on the page, ${Array.isArray(b.facets) ? b.facets.length : Object.keys(b.facets ?? {}).length} facets, ${fmt(pageBytes[s.key] / 1024, 1)} KB`,
       );
     }
 
@@ -274,6 +278,18 @@ async function main() {
     hello = await cannon('hello_world', 'fastify hello-world (own process)', `http://127.0.0.1:${helloPort}/`, {
       server: false,
     });
+    // the floor of a HIT: the same bare route answering a prebuilt body as large as a default page (the
+    // answer's bytes written to the socket and read by the load generator, on the same 2 cores)
+    const floorBytes = pageBytes.mid_default;
+    const [floorPort] = await freePorts(1);
+    children.push(await helloWorld(floorPort, { BODY_BYTES: String(floorBytes) }));
+    const floor = await cannon(
+      'hello_world_page_body',
+      `hello-world answering ${fmt(floorBytes / 1024, 1)} KB (a default page's size)`,
+      `http://127.0.0.1:${floorPort}/`,
+      { server: false },
+    );
+    out.floor = { bytes: floorBytes, ...floor };
     // A run ends with up to 50 requests still queued in the server: wait until it answers a cheap request
     // promptly again before the next run starts
     const settle = async () => {
@@ -404,7 +420,7 @@ async function main() {
     );
 
     // ── the figures next to the goals
-    const line = (label: string, key: string, goal: number) => {
+    const line = (label: string, key: string, goal: number, floorOf?: Run) => {
       const r = results[key];
       if (!r) return;
       if (r.completed === 0) {
@@ -412,19 +428,20 @@ async function main() {
         return;
       }
       const mark = r.p99Ms <= goal ? 'within' : 'over';
+      const floorRatio = floorOf ? ` = ${fmt(r.rps / floorOf.rps, 2)}× the same-size body` : '';
       console.log(
-        `  ${label.padEnd(62)} p99 ${fmt(r.p99Ms, 1).padStart(6)} ms (${mark} ${goal} ms)  ${String(r.rps).padStart(6)} req/s = ${fmt(r.rps / (hello?.rps ?? 1), 3)}× hello-world${r.completed < 100 ? ` (${r.completed} responses)` : ''}`,
+        `  ${label.padEnd(62)} p99 ${fmt(r.p99Ms, 1).padStart(6)} ms (${mark} ${goal} ms)  ${String(r.rps).padStart(6)} req/s = ${fmt(r.rps / (hello?.rps ?? 1), 3)}× hello-world${floorRatio}${r.completed < 100 ? ` (${r.completed} responses)` : ''}`,
       );
     };
     console.log(
-      `summary against the goals (issue #16); 50 connections unless "1 conn"; hello-world ${hello.rps} req/s:`,
+      `summary against the goals (issue #16); 50 connections unless "1 conn"; hello-world ${hello.rps} req/s; the same route answering ${fmt(floorBytes / 1024, 1)} KB ${floor.rps} req/s, p99 ${fmt(floor.p99Ms, 1)} ms (the floor of a default page's HIT):`,
     );
     for (const s of BROWSE) {
       line(`browse ${s.label}, cold (no caches), 1 conn`, `browse_${s.key}_cold_1conn`, GOALS.browseP99Ms);
       line('  ranked lists, no results cache, 1 conn', `browse_${s.key}_off_1conn`, GOALS.browseP99Ms);
       line('  ranked lists, no results cache', `browse_${s.key}_off`, GOALS.browseP99Ms);
       line('  cache MISS', `browse_${s.key}_miss`, GOALS.browseP99Ms);
-      line('  cache HIT', `browse_${s.key}_hit`, GOALS.browseP99Ms);
+      line('  cache HIT', `browse_${s.key}_hit`, GOALS.browseP99Ms, s.key === 'mid_default' ? floor : undefined);
     }
     for (const s of FACETS) {
       line(`${s.label}, cold (no caches), 1 conn`, `${s.key}_cold_1conn`, GOALS.facetsP99Ms);

@@ -3,6 +3,8 @@
 //   plain            { hello: 'world' }: the baseline the goals are stated against
 //   BURN_US=n        the same route spinning n µs of CPU per request first: where the goals' frontier lies on
 //                    this machine (how much work per request a route may do and still reach them)
+//   BODY_BYTES=n     the same route answering a prebuilt JSON string of n bytes: the floor for an endpoint
+//                    whose answers are that large (writing the bytes, not computing them)
 //   BROKERS=…        the same route emitting one request event per request through the read API's own
 //                    emitter (schemas/requests.ts event, Avro, idempotent producer, acks=all) into the real
 //                    broker: the cost of the one piece of work every storefront request must do
@@ -19,6 +21,8 @@ import { createRequestEventEmitter } from '../services/storefront/request-events
 
 const port = Number(process.env.PORT);
 const burnUs = Number(process.env.BURN_US ?? 0);
+const bodyBytes = Number(process.env.BODY_BYTES ?? 0);
+const body = bodyBytes > 0 ? JSON.stringify({ pad: 'x'.repeat(Math.max(0, bodyBytes - 10)) }) : null;
 const brokers = process.env.BROKERS ? process.env.BROKERS.split(',') : null;
 
 let emit: ((storeId: string) => void) | null = null;
@@ -51,12 +55,13 @@ if (brokers) {
 }
 
 const app = Fastify();
-app.get('/', async () => {
+app.get('/', async (_req, reply) => {
   if (burnUs > 0) {
     const until = process.hrtime.bigint() + BigInt(burnUs * 1000);
     while (process.hrtime.bigint() < until);
   }
   emit?.('bench-hello-world');
+  if (body) return reply.type('application/json; charset=utf-8').send(body);
   return { hello: 'world' };
 });
 await app.listen({ port, host: '127.0.0.1' });

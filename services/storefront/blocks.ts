@@ -18,7 +18,8 @@ import type { StoreDirectory } from '../store-config/api.ts';
 import { blockProducts } from './blocks/engine.ts';
 import type { RelationsIndex, StoreRelations } from './blocks/relations.ts';
 import type { StorefrontRequestState } from './frame.ts';
-import type { ResultsCache } from './results/cache.ts';
+import { decodeAnswer, encodeAnswer, sendAnswer } from './results/answer.ts';
+import { cachedOrComputed, type ResultsCache } from './results/cache.ts';
 import type { CatalogIndex } from './results/catalog.ts';
 import type { ResultsInput } from './results/engine.ts';
 import { linkHeader, preloadSettings } from './results/preload.ts';
@@ -43,14 +44,14 @@ export interface BlockRoutesOptions {
 
 const CACHE_HEADER = 'x-service-results-cache';
 
-interface CachedAnswer {
-  meta: { productIds: string[]; total: number; link: string | null; sortOrderCode?: string };
-  envelope: string;
-}
-
-function parseCached(text: string): CachedAnswer {
-  const nl = text.indexOf('\n');
-  return { meta: JSON.parse(text.slice(0, nl)) as CachedAnswer['meta'], envelope: text.slice(nl + 1) };
+/** what a block or similar-products request event and headers need besides the envelope (results/answer.ts) */
+interface BlockMeta {
+  productIds: string[];
+  total: number;
+  link: string | null;
+  sortOrderCode?: string;
+  blockId?: string | null;
+  anchorId?: string | null;
 }
 
 export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOptions): Promise<void> {
@@ -97,13 +98,8 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
   const versionOf = (input: ResultsInput, sf: StorefrontRequestState, b: Awaited<ReturnType<typeof behaviourOf>>) =>
     `${input.catalog.version}.${sf.view.generation}.${b.relations?.version ?? 'x'}.${b.learned?.version ?? 'x'}.${similarOf(input.catalog).version}.${b.imagesVersion ?? 'x'}.${b.content ? 'c' : 'x'}`;
 
-  async function cached(
-    key: string | null,
-    kind: string,
-    compute: () => string,
-  ): Promise<{ value: string; hit: boolean }> {
-    return key && opts.cache ? opts.cache.getOrCompute(key, kind, compute) : { value: compute(), hit: false };
-  }
+  const cached = (key: string | null, kind: string, compute: () => string) =>
+    cachedOrComputed(opts.cache, key, kind, compute, decodeAnswer<BlockMeta>);
 
   app.post(
     '/blocks/:blockId/products',
@@ -136,31 +132,28 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
           ...behaviour,
           similar: similarOf(input.catalog),
         });
-        const meta: CachedAnswer['meta'] & { blockId: string | null; anchorId: string | null } = {
+        const meta: BlockMeta = {
           productIds: r.productIds,
           total: r.envelope.totalResults,
           link: null,
           blockId: r.blockId,
           anchorId: r.anchorId,
         };
-        return `${JSON.stringify(meta)}\n${JSON.stringify(r.envelope)}`;
+        return encodeAnswer(meta, r.envelope);
       });
       reply.header(CACHE_HEADER, hit ? 'HIT' : 'MISS');
-      const { meta, envelope } = parseCached(value);
-      const m = meta as CachedAnswer['meta'] & { blockId: string | null; anchorId: string | null };
+      const { meta } = value;
       sf.event = {
-        block_id: m.blockId ?? blockId,
-        anchor_id: m.anchorId,
-        result_product_ids: m.productIds,
-        result_count: m.productIds.length,
-        total_results: m.total,
+        block_id: meta.blockId ?? blockId,
+        anchor_id: meta.anchorId ?? null,
+        result_product_ids: meta.productIds,
+        result_count: meta.productIds.length,
+        total_results: meta.total,
         page: body.pagination?.page ?? 1,
         limit: body.pagination?.limit ?? 24,
         cache_hit: hit,
       };
-      return reply
-        .type('application/json; charset=utf-8')
-        .send(`${envelope.slice(0, -1)},"attributionToken":${JSON.stringify(req.id)}}` as never);
+      return sendAnswer(reply, value, req.id);
     },
   );
 
@@ -191,16 +184,16 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
         const r = similarProducts(input, productId, body, behaviour);
         const settings = preloadSettings(sf.store, body.responseOptions);
         if (settings) r.envelope._meta.imagePreloads = { srcsetSizes: settings.srcsetSizes };
-        const meta: CachedAnswer['meta'] = {
+        const meta: BlockMeta = {
           productIds: r.productIds,
           total: r.envelope.totalResults,
           link: settings ? linkHeader(r.images, sf.store, settings) : null,
           sortOrderCode: r.sortOrderCode,
         };
-        return `${JSON.stringify(meta)}\n${JSON.stringify(r.envelope)}`;
+        return encodeAnswer(meta, r.envelope);
       });
       reply.header(CACHE_HEADER, hit ? 'HIT' : 'MISS');
-      const { meta, envelope } = parseCached(value);
+      const { meta } = value;
       if (meta.link) reply.header('link', meta.link);
       sf.event = {
         anchor_id: productId,
@@ -212,9 +205,7 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
         limit: body.pagination?.limit ?? 24,
         cache_hit: hit,
       };
-      return reply
-        .type('application/json; charset=utf-8')
-        .send(`${envelope.slice(0, -1)},"attributionToken":${JSON.stringify(req.id)}}` as never);
+      return sendAnswer(reply, value, req.id);
     },
   );
 }

@@ -13,7 +13,8 @@ import {
 } from '../../schemas/storefront.ts';
 import type { StoreDirectory } from '../store-config/api.ts';
 import type { StorefrontRequestState } from './frame.ts';
-import type { ResultsCache } from './results/cache.ts';
+import { decodeAnswer, encodeAnswer, sendAnswer } from './results/answer.ts';
+import { cachedOrComputed, type ResultsCache } from './results/cache.ts';
 import type { CatalogIndex } from './results/catalog.ts';
 import { browse, collectionFacets, type ResultsInput } from './results/engine.ts';
 import { scheduleEpoch } from './results/merch.ts';
@@ -32,19 +33,13 @@ const NOT_FOUND = ErrorBodySchema.describe(
   "No such collection (or unpublished, or outside the B2B buyer's catalog), or an unknown or expired preview_id.",
 );
 
-/**
- * A computed browse answer as cached: what the request event and headers need (`meta`), then the envelope
- * serialized without its attributionToken (per request), stored as `<meta JSON>\n<envelope JSON>` so a
- * HIT parses only the small part.
- */
-interface CachedBrowse {
-  meta: { productIds: string[]; link: string | null; total: number; sortOrderCode: string; ruleId: string | null };
-  envelope: string;
-}
-
-function parseCached(text: string): CachedBrowse {
-  const nl = text.indexOf('\n');
-  return { meta: JSON.parse(text.slice(0, nl)) as CachedBrowse['meta'], envelope: text.slice(nl + 1) };
+/** what a browse request event and headers need besides the envelope (results/answer.ts) */
+interface BrowseMeta {
+  productIds: string[];
+  link: string | null;
+  total: number;
+  sortOrderCode: string;
+  ruleId: string | null;
 }
 
 async function inputOf(sf: StorefrontRequestState, opts: BrowseRoutesOptions): Promise<ResultsInput> {
@@ -126,20 +121,18 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
         const settings = preloadSettings(sf.store, body.responseOptions);
         if (settings) r.envelope._meta.imagePreloads = { srcsetSizes: settings.srcsetSizes };
         if (r.preview) sf.noEvent = true;
-        const meta: CachedBrowse['meta'] = {
+        const meta: BrowseMeta = {
           productIds: r.productIds,
           link: settings ? linkHeader(r.images, sf.store, settings) : null,
           total: r.envelope.totalResults,
           sortOrderCode: r.sortOrderCode,
           ruleId: r.ruleId,
         };
-        return `${JSON.stringify(meta)}\n${JSON.stringify(r.envelope)}`;
+        return encodeAnswer(meta, r.envelope);
       };
-      const { value, hit } =
-        key && opts.cache ? await opts.cache.getOrCompute(key, 'browse', compute) : { value: compute(), hit: false };
+      const { value, hit } = await cachedOrComputed(opts.cache, key, 'browse', compute, decodeAnswer<BrowseMeta>);
       reply.header(CACHE_HEADER, hit ? 'HIT' : 'MISS');
-      const entry = parseCached(value);
-      const { meta } = entry;
+      const { meta } = value;
       if (meta.link) reply.header('link', meta.link);
       sf.event = {
         ...eventFields(meta.sortOrderCode, meta.ruleId),
@@ -151,10 +144,7 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
         limit: body.pagination?.limit ?? 24,
         cache_hit: hit,
       };
-      // the envelope is sent as serialized once (and cached so), with this request's token appended
-      return reply
-        .type('application/json; charset=utf-8')
-        .send(`${entry.envelope.slice(0, -1)},"attributionToken":${JSON.stringify(req.id)}}` as never);
+      return sendAnswer(reply, value, req.id);
     },
   );
 
@@ -178,8 +168,7 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
       const input = await inputOf(sf, opts);
       const key = cacheKey(sf, input, opts, 'facets', handle, req.body);
       const compute = () => JSON.stringify(collectionFacets(input, handle, req.body));
-      const { value, hit } =
-        key && opts.cache ? await opts.cache.getOrCompute(key, 'facets', compute) : { value: compute(), hit: false };
+      const { value, hit } = await cachedOrComputed(opts.cache, key, 'facets', compute, (raw) => raw);
       reply.header(CACHE_HEADER, hit ? 'HIT' : 'MISS');
       sf.event = { collection_handle: handle, cache_hit: hit };
       return reply.type('application/json; charset=utf-8').send(value as never);

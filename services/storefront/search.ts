@@ -19,7 +19,8 @@ import type { Logger } from '../common/logger.ts';
 import type { StoreDirectory } from '../store-config/api.ts';
 import { StorefrontError } from './errors.ts';
 import type { StorefrontRequestState } from './frame.ts';
-import type { ResultsCache } from './results/cache.ts';
+import { decodeAnswer, encodeAnswer, sendAnswer } from './results/answer.ts';
+import { cachedOrComputed, type ResultsCache } from './results/cache.ts';
 import type { CatalogIndex } from './results/catalog.ts';
 import type { ResultsInput } from './results/engine.ts';
 import { linkHeader, preloadSettings } from './results/preload.ts';
@@ -46,21 +47,14 @@ const CACHE_HEADER = 'x-service-results-cache';
 /** how long execute waits for an unready prepared search before processing normally (SDK < 1.0.0) */
 const PREPARED_WAIT_MS = 1_000;
 
-interface CachedSearch {
-  meta: {
-    productIds: string[];
-    link: string | null;
-    total: number;
-    sortOrderCode: string;
-    details: Record<string, unknown>;
-    context: SearchContextRecord;
-  };
-  envelope: string;
-}
-
-function parseCached(text: string): CachedSearch {
-  const nl = text.indexOf('\n');
-  return { meta: JSON.parse(text.slice(0, nl)) as CachedSearch['meta'], envelope: text.slice(nl + 1) };
+/** what a search request event, headers and feedback need besides the envelope (results/answer.ts) */
+interface SearchMeta {
+  productIds: string[];
+  link: string | null;
+  total: number;
+  sortOrderCode: string;
+  details: Record<string, unknown>;
+  context: SearchContextRecord;
 }
 
 export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOptions): Promise<void> {
@@ -220,7 +214,7 @@ export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOpti
         const r = executeSearch(input, query, body, deps, plan);
         const settings = preloadSettings(sf.store, body.responseOptions);
         if (settings) r.envelope._meta.imagePreloads = { srcsetSizes: settings.srcsetSizes };
-        const meta: CachedSearch['meta'] = {
+        const meta: SearchMeta = {
           productIds: r.productIds,
           link: settings ? linkHeader(r.images, sf.store, settings) : null,
           total: r.envelope.totalResults,
@@ -228,12 +222,11 @@ export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOpti
           details: r.details,
           context: contextOf(r.plan, (r.details.expansions as string[] | undefined) ?? []),
         };
-        return `${JSON.stringify(meta)}\n${JSON.stringify(r.envelope)}`;
+        return encodeAnswer(meta, r.envelope);
       };
-      const { value, hit } =
-        key && opts.cache ? await opts.cache.getOrCompute(key, 'search', compute) : { value: compute(), hit: false };
+      const { value, hit } = await cachedOrComputed(opts.cache, key, 'search', compute, decodeAnswer<SearchMeta>);
       reply.header(CACHE_HEADER, hit ? 'HIT' : 'MISS');
-      const { meta, envelope } = parseCached(value);
+      const { meta } = value;
       if (meta.link) reply.header('link', meta.link);
       // what feedback on this search will record, under the prepared id and this request's token
       void state
@@ -252,9 +245,7 @@ export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOpti
         cache_hit: hit,
         details_json: Object.keys(meta.details).length ? JSON.stringify(meta.details) : null,
       };
-      return reply
-        .type('application/json; charset=utf-8')
-        .send(`${envelope.slice(0, -1)},"attributionToken":${JSON.stringify(req.id)}}` as never);
+      return sendAnswer(reply, value, req.id);
     },
   );
 

@@ -11,7 +11,8 @@
 // Redis errors or slowness (> 50 ms) count as a miss; a write never delays the response.
 //
 // Two tiers: a bounded in-process LRU (by bytes, `localBytes`, default 64 MiB) answers repeated requests
-// without a Redis round trip (under load a round trip waits behind the busy event loop); Redis shares
+// without a Redis round trip (under load a round trip waits behind the busy event loop) and holds each
+// entry decoded by its endpoint (results/answer.ts: the meta parsed once, not per request); Redis shares
 // entries between processes and restarts. Both hold the same immutable values under versioned keys, so
 // neither can serve a stale answer.
 import { createHash } from 'node:crypto';
@@ -25,46 +26,51 @@ const lookups = () =>
 export interface ResultsCacheOptions {
   ttlSeconds?: number;
   timeoutMs?: number;
-  /** in-process tier budget in bytes (UTF-16 length × 2); 0 turns it off */
+  /** in-process tier budget in bytes (the raw values and keys as UTF-16); 0 turns it off */
   localBytes?: number;
 }
 
-/** A least-recently-used map of strings bounded by their total size. */
+/** A least-recently-used map of decoded values bounded by the total size of their raw strings. */
 class LocalLru {
-  private readonly map = new Map<string, { value: string; expires: number }>();
+  private readonly map = new Map<string, { value: unknown; size: number; expires: number }>();
   private bytes = 0;
   private readonly budget: number;
   constructor(budget: number) {
     this.budget = budget;
   }
-  get(key: string): string | null {
+  get(key: string): unknown {
     const e = this.map.get(key);
-    if (!e) return null;
+    if (!e) return undefined;
     this.map.delete(key);
     if (e.expires <= Date.now()) {
-      this.bytes -= e.value.length * 2;
-      return null;
+      this.bytes -= e.size;
+      return undefined;
     }
     this.map.set(key, e); // most recent last
     return e.value;
   }
-  set(key: string, value: string, ttlMs: number): void {
-    const size = value.length * 2;
+  set(key: string, value: unknown, size: number, ttlMs: number): void {
     if (size > this.budget / 4) return;
     const old = this.map.get(key);
     if (old) {
       this.map.delete(key);
-      this.bytes -= old.value.length * 2;
+      this.bytes -= old.size;
     }
-    this.map.set(key, { value, expires: Date.now() + ttlMs });
+    this.map.set(key, { value, size, expires: Date.now() + ttlMs });
     this.bytes += size;
     for (const [k, e] of this.map) {
       if (this.bytes <= this.budget) break;
       this.map.delete(k);
-      this.bytes -= e.value.length * 2;
+      this.bytes -= e.size;
     }
   }
 }
+
+/**
+ * What a cached value becomes in this process (parsed once per entry, not per request). One key is always
+ * read with one decoder: the key's digest covers the endpoint.
+ */
+export type Decode<T> = (raw: string) => T;
 
 export class ResultsCache {
   private readonly redis: Redis;
@@ -109,52 +115,57 @@ export class ResultsCache {
     return `sf:rc:{${storeId}}:${generation}:${digest}`;
   }
 
-  /** The cached value, or null. */
-  async get(key: string, kind: string): Promise<string | null> {
+  /** The cached value, decoded, or null. */
+  async get<T>(key: string, kind: string, decode: Decode<T>): Promise<T | null> {
     const near = this.local?.get(key);
-    if (near) {
+    if (near !== undefined) {
       this.metric.inc({ kind, result: 'hit_local' });
-      return near;
+      return near as T;
     }
     let pending = this.inflight.get(key);
     if (!pending) {
-      pending = this.fetch(key, kind);
+      pending = this.fetch(key, kind, decode);
       this.inflight.set(key, pending);
       void pending.finally(() => this.inflight.delete(key));
     }
-    return pending;
+    return pending as Promise<T | null>;
   }
 
   /**
-   * The cached value, else `compute()`'s, cached. Concurrent requests for one key share one Redis GET, and
-   * of those that find nothing only the first computes: `compute` runs synchronously right after the
-   * shared GET and fills the in-process tier before the next waiter looks again.
+   * The cached value, else `compute()`'s, cached; decoded either way. Concurrent requests for one key share
+   * one Redis GET, and of those that find nothing only the first computes: `compute` runs synchronously
+   * right after the shared GET and fills the in-process tier before the next waiter looks again.
    */
-  async getOrCompute(key: string, kind: string, compute: () => string): Promise<{ value: string; hit: boolean }> {
-    const cached = await this.get(key, kind);
+  async getOrCompute<T>(
+    key: string,
+    kind: string,
+    compute: () => string,
+    decode: Decode<T>,
+  ): Promise<{ value: T; hit: boolean }> {
+    const cached = await this.get(key, kind, decode);
     if (cached !== null) return { value: cached, hit: true };
     const computed = this.local?.get(key);
-    if (computed) {
+    if (computed !== undefined) {
       this.metric.inc({ kind, result: 'hit_local' });
-      return { value: computed, hit: true };
+      return { value: computed as T, hit: true };
     }
-    const value = compute();
-    this.set(key, value);
-    return { value, hit: false };
+    return { value: this.set(key, compute(), decode), hit: false };
   }
-  private readonly inflight = new Map<string, Promise<string | null>>();
+  private readonly inflight = new Map<string, Promise<unknown>>();
 
-  private async fetch(key: string, kind: string): Promise<string | null> {
+  private async fetch<T>(key: string, kind: string, decode: Decode<T>): Promise<T | null> {
     let timer: NodeJS.Timeout | undefined;
     try {
-      const value = await Promise.race([
+      const raw = await Promise.race([
         this.redis.get(key),
         new Promise<null>((resolve) => {
           timer = setTimeout(() => resolve(null), this.timeoutMs);
         }),
       ]);
-      this.metric.inc({ kind, result: value === null ? 'miss' : 'hit' });
-      if (value !== null) this.local?.set(key, value, this.ttl * 1000);
+      this.metric.inc({ kind, result: raw === null ? 'miss' : 'hit' });
+      if (raw === null) return null;
+      const value = decode(raw);
+      this.local?.set(key, value, (raw.length + key.length) * 2, this.ttl * 1000);
       return value;
     } catch {
       this.metric.inc({ kind, result: 'error' });
@@ -164,8 +175,23 @@ export class ResultsCache {
     }
   }
 
-  set(key: string, value: string): void {
-    this.local?.set(key, value, this.ttl * 1000);
-    this.redis.set(key, value, 'EX', this.ttl).catch(() => undefined);
+  /** stores a computed value (Redis in the background) and returns it decoded */
+  set<T>(key: string, raw: string, decode: Decode<T>): T {
+    const decoded = decode(raw);
+    this.local?.set(key, decoded, (raw.length + key.length) * 2, this.ttl * 1000);
+    this.redis.set(key, raw, 'EX', this.ttl).catch(() => undefined);
+    return decoded;
   }
+}
+
+/** `compute()`'s answer through the cache when there is one and the request is cacheable (`key`) */
+export async function cachedOrComputed<T>(
+  cache: ResultsCache | null,
+  key: string | null,
+  kind: string,
+  compute: () => string,
+  decode: Decode<T>,
+): Promise<{ value: T; hit: boolean }> {
+  if (key && cache) return cache.getOrCompute(key, kind, compute, decode);
+  return { value: decode(compute()), hit: false };
 }
