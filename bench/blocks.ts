@@ -50,6 +50,9 @@ const app = await startDemoApp({
   env: { STOREFRONT_RATE_LIMIT_PER_SEC: '0', STOREFRONT_RATE_LIMIT_PER_IP_PER_SEC: '0' },
 });
 let hello: ChildProcess | undefined;
+let floor: ChildProcess | undefined;
+/** the size of every answer the bench's own client read */
+const answerBytes: number[] = [];
 const figures: Record<string, unknown> = { products: N, sessions: SESSIONS };
 try {
   await app.waitFor(/demo: shopper sessions replayed/, 3_600_000);
@@ -70,7 +73,9 @@ try {
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     if (r.status !== 200) throw new Error(`blocks answered ${r.status}: ${(await r.text()).slice(0, 300)}`);
-    return ((await r.json()) as { results: { id: number }[] }).results.map((x) => String(x.id));
+    const text = await r.text();
+    answerBytes.push(Buffer.byteLength(text));
+    return (JSON.parse(text) as { results: { id: number }[] }).results.map((x) => String(x.id));
   };
   const gt = store.groundTruth;
 
@@ -78,21 +83,9 @@ try {
   // aggregates of the replayed sessions written): the figures below are the blocks path's, not the
   // catalog load's (while 20 000 products' images are fetched and described the machine is saturated
   // and a first block request waited minutes)
-  const lag = async () => {
-    const text = await (await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })).text();
-    let sum = 0;
-    for (const l of text.split('\n'))
-      if (l.startsWith('stream_consumer_lag{') && l.includes('mode="live"'))
-        sum += Number(l.slice(l.lastIndexOf(' ') + 1));
-    return sum;
-  };
+  const settled = await app.caughtUp(SETTLE_TIMEOUT_MS);
+  line('stream processors caught up (consumer lag 0)', `${fmt(settled, 1)} s later`);
   let t = Date.now();
-  for (let zero = 0; zero < 3; ) {
-    zero = (await lag()) === 0 ? zero + 1 : 0;
-    if (Date.now() - t > SETTLE_TIMEOUT_MS) throw new Error('the stream processors did not catch up within 45 minutes');
-    await new Promise((r) => setTimeout(r, 1_000));
-  }
-  line('stream processors caught up (consumer lag 0)', `${fmt((Date.now() - t) / 1000, 1)} s later`);
 
   // ── 1. quality (waits until the last replayed pairs are served)
   const coView = async () => {
@@ -140,7 +133,7 @@ try {
       `${Math.round(r.requests.average).toLocaleString('en-US')} req/s  p50 ${r.latency.p50} ms  p99 ${r.latency.p99} ms${r.non2xx + r.errors ? `  (${r.non2xx + r.errors} errors)` : ''}`,
     );
   };
-  await run('hello-world (baseline, same machine, same run)', `http://127.0.0.1:${helloPort}/`, {});
+
   const anchors = gt.coViewClusters.flatMap((c) => c.productIds);
   // products a shopper can see and buy (a draft, unpublished or sold-out product is a 404 on similar
   // products and hidden from blocks)
@@ -191,6 +184,19 @@ try {
     await r.arrayBuffer();
   }
   line(`warm-up: ${similarIds.length} similar products`, `${fmt((Date.now() - t) / 1000, 1)} s`);
+  // the floor of a HIT: the same bare route answering a prebuilt body of the answers' mean size (writing and
+  // reading the bytes on the same 2 cores)
+  const warmBytes = answerBytes.slice(-anchors.length);
+  const floorBytes = Math.round(warmBytes.reduce((a, b) => a + b, 0) / Math.max(1, warmBytes.length));
+  const [floorPort] = await freePorts(1);
+  floor = await helloWorld(floorPort, { BODY_BYTES: String(floorBytes) });
+  await run('hello-world (baseline, same machine, same run)', `http://127.0.0.1:${helloPort}/`, {});
+  await run(
+    `hello-world answering ${fmt(floorBytes / 1024, 1)} KB (the block answers' mean size: a HIT's floor)`,
+    `http://127.0.0.1:${floorPort}/`,
+    {},
+  );
+  figures.floorBytes = floorBytes;
   await run(`also-viewed block, cache HIT (${anchors.length} anchors)`, base, rotating('blocks', false));
   await run('also-viewed block, computed (every request a MISS)', base, rotating('blocks', true));
   await run('also-viewed block, computed, 1 connection', base, { ...rotating('blocks', true), connections: 1 });
@@ -266,5 +272,6 @@ try {
   recordFigures('blocks', { ...figures });
 } finally {
   hello?.kill();
+  floor?.kill();
   line('stack output', await app.stop('sd-bench-blocks.log'));
 }

@@ -20,6 +20,11 @@ export interface DemoApp {
   dataDir: string;
   /** wait for a line of the stack output (rejects when the app exits or the demo load fails) */
   waitFor(re: RegExp, timeoutMs: number): Promise<RegExpExecArray>;
+  /**
+   * wait until every stream processor has caught up (the app's live consumer lag summed over its
+   * partitions 0 three times in a row, a second apart), printing the lag every 30 s; the seconds waited
+   */
+  caughtUp(timeoutMs: number): Promise<number>;
   /** the demo store as loaded (regenerated from the inputs saved with it) and its id and token */
   loaded(): { store: DemoStore; storeId: string; token: string };
   output(): string;
@@ -77,6 +82,16 @@ export async function startDemoApp(opts: {
     }
     throw new Error(`timed out waiting for ${re}`);
   };
+  const lag = async () => {
+    const text = await (
+      await fetch(`http://127.0.0.1:${http}/metrics`, { signal: AbortSignal.timeout(120_000) })
+    ).text();
+    let sum = 0;
+    for (const l of text.split('\n'))
+      if (l.startsWith('stream_consumer_lag{') && l.includes('mode="live"'))
+        sum += Number(l.slice(l.lastIndexOf(' ') + 1));
+    return sum;
+  };
   return {
     http,
     clickhouse,
@@ -84,6 +99,22 @@ export async function startDemoApp(opts: {
     dataDir,
     waitFor,
     output: () => out,
+    async caughtUp(timeoutMs) {
+      const t = Date.now();
+      let shown = t;
+      for (let zero = 0; zero < 3; ) {
+        const n = await lag();
+        zero = n === 0 ? zero + 1 : 0;
+        if (Date.now() - t > timeoutMs)
+          throw new Error(`the stream processors did not catch up within ${Math.round(timeoutMs / 60_000)} minutes`);
+        if (Date.now() - shown >= 30_000) {
+          shown = Date.now();
+          process.stdout.write(`  … consumer lag ${n} messages after ${Math.round((shown - t) / 1000)} s\n`);
+        }
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+      return (Date.now() - t) / 1000;
+    },
     loaded() {
       const state = DemoStateSchema.parse(JSON.parse(readFileSync(path.join(dataDir, 'demo-store.json'), 'utf8')));
       const store = generateDemoStore({

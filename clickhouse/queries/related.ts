@@ -8,10 +8,17 @@
 // Scores are normalized for popularity so best-sellers do not dominate: for the symmetric pairs
 // cosine = n_ab / sqrt(n_aa · n_bb) (the diagonal n_aa is how many sessions/orders had the product);
 // for viewed-then-bought n_vb / sqrt(sessions that viewed v · purchases of b after any view).
-// With several anchors (a cart) the per-anchor scores of a candidate are summed; anchors and
-// `excludeProductIds` are never returned.
+// Each score is shrunk by its support, n / (n + PAIR_SUPPORT_SHRINKAGE) (significance weighting): a pair
+// seen once with a product nobody else viewed has cosine 1/√n_aa, the most one co-occurrence can give,
+// and without the shrinkage such one-off pairs outrank a pattern six sessions repeated whenever its
+// product is also popular elsewhere. With several anchors (a cart) the per-anchor scores of a candidate
+// are summed; anchors and `excludeProductIds` are never returned. The read API's relations index
+// (services/storefront/blocks/relations.ts) scores the same way from the rows it holds.
 import type { Db } from '../client.ts';
 import { clampInt, productIds } from './common.ts';
+
+/** pseudo-count of the support shrinkage n / (n + k): a pair's score counts half at k co-occurrences */
+export const PAIR_SUPPORT_SHRINKAGE = 5;
 
 export type RelatedStrategy = 'co_view' | 'co_cart' | 'co_purchase' | 'viewed_then_bought';
 
@@ -53,6 +60,7 @@ export async function relatedProducts(db: Db, opts: RelatedOptions): Promise<Rel
     days: clampInt(opts.days, 1, 3650, 90),
     minSupport: clampInt(opts.minSupport, 1, 1_000_000, 1),
     limit: clampInt(opts.limit, 1, 1000, 20),
+    shrink: PAIR_SUPPORT_SHRINKAGE,
   };
   let sql: string;
   if (opts.strategy === 'viewed_then_bought') {
@@ -70,7 +78,7 @@ export async function relatedProducts(db: Db, opts: RelatedOptions): Promise<Rel
           SELECT bought_id AS p, sum(purchases) AS n FROM viewed_then_bought
           WHERE store_id = {store:String} AND bought_id IN (SELECT b FROM pairs) AND day >= from_day
           GROUP BY p)
-      SELECT toString(pairs.b) AS pid, sum(pairs.n / sqrt(greatest(viewed.n, pairs.n) * greatest(bought.n, pairs.n))) AS score, sum(pairs.n) AS support
+      SELECT toString(pairs.b) AS pid, sum(pairs.n / sqrt(greatest(viewed.n, pairs.n) * greatest(bought.n, pairs.n)) * pairs.n / (pairs.n + {shrink:Float64})) AS score, sum(pairs.n) AS support
       FROM pairs LEFT JOIN viewed ON viewed.p = pairs.a LEFT JOIN bought ON bought.p = pairs.b
       WHERE pairs.b NOT IN {anchors:Array(UInt64)} AND pairs.b NOT IN {exclude:Array(UInt64)}
       GROUP BY pairs.b HAVING support >= {minSupport:UInt32}
@@ -88,7 +96,7 @@ export async function relatedProducts(db: Db, opts: RelatedOptions): Promise<Rel
           SELECT product_a AS p, sum(${measure}) AS n FROM ${table}
           WHERE store_id = {store:String} AND product_a = product_b AND product_a IN (SELECT b FROM pairs) AND day >= from_day
           GROUP BY p HAVING n > 0)
-      SELECT toString(pairs.b) AS pid, sum(pairs.n / sqrt(da.n * db.n)) AS score, sum(pairs.n) AS support
+      SELECT toString(pairs.b) AS pid, sum(pairs.n / sqrt(da.n * db.n) * pairs.n / (pairs.n + {shrink:Float64})) AS score, sum(pairs.n) AS support
       FROM pairs INNER JOIN diag AS da ON da.p = pairs.a INNER JOIN diag AS db ON db.p = pairs.b
       WHERE pairs.a != pairs.b AND pairs.b NOT IN {anchors:Array(UInt64)} AND pairs.b NOT IN {exclude:Array(UInt64)}
       GROUP BY pairs.b HAVING support >= {minSupport:UInt32}

@@ -2,7 +2,7 @@
 // popularity-normalized co-occurrence, so a best seller that co-occurs with everything does not top
 // every block; several anchors sum; a change re-read for some anchors replaces exactly their rows.
 import { describe, expect, it } from 'vitest';
-import type { RelationRow } from '../../clickhouse/queries/related.ts';
+import { PAIR_SUPPORT_SHRINKAGE, type RelationRow } from '../../clickhouse/queries/related.ts';
 import { StoreRelations } from '../../services/storefront/blocks/relations.ts';
 
 /** symmetric pair rows (both directions) and diagonals from session lists */
@@ -20,6 +20,9 @@ function coViews(sessions: string[][]): RelationRow[] {
   });
 }
 
+/** the support shrinkage n / (n + k) every pair score carries */
+const shrunk = (n: number) => n / (n + PAIR_SUPPORT_SHRINKAGE);
+
 describe('relations index', () => {
   it('normalizes by popularity: a best seller viewed in every session ranks below a product viewed mostly with the anchor', () => {
     const sessions: string[][] = [];
@@ -31,10 +34,11 @@ describe('relations index', () => {
     const ranked = s.neighbours('co_view', ['1']).map((n) => n.productId);
     expect(ranked[0]).toBe('2');
     expect(ranked).toContain('9');
-    // raw counts tie (6 and 6); the cosine separates them: 6/√(6·6) = 1 against 6/√(6·106)
+    // raw counts tie (6 and 6); the cosine separates them: 6/√(6·6) = 1 against 6/√(6·106), each shrunk
+    // by its support 6/(6 + k)
     const [two, nine] = ['2', '9'].map((id) => s.neighbours('co_view', ['1']).find((n) => n.productId === id));
-    expect(two?.score).toBeCloseTo(1, 6);
-    expect(nine?.score).toBeCloseTo(6 / Math.sqrt(6 * 106), 6);
+    expect(two?.score).toBeCloseTo(shrunk(6), 6);
+    expect(nine?.score).toBeCloseTo((6 / Math.sqrt(6 * 106)) * shrunk(6), 6);
   });
 
   it('sums the scores of several anchors, never returns an anchor or an excluded product', () => {
@@ -92,6 +96,22 @@ describe('relations index', () => {
     );
     const r = s.neighbours('viewed_then_bought', ['1']);
     expect(r.map((n) => n.productId)).toEqual(['2', '3']);
-    expect(r[0].score).toBeCloseTo(3 / Math.sqrt(10 * 3), 6);
+    expect(r[0].score).toBeCloseTo((3 / Math.sqrt(10 * 3)) * shrunk(3), 6);
+  });
+
+  it('a pattern six sessions repeated outranks one-off pairs with rarely viewed products, even when its product is popular', () => {
+    const sessions: string[][] = [];
+    // the anchor 1 was viewed once each with 15 products nobody else viewed
+    for (let i = 0; i < 15; i++) sessions.push(['1', String(100 + i)]);
+    // product 2 is popular (80 other sessions), and six sessions viewed 1 then 2
+    for (let i = 0; i < 80; i++) sessions.push(['2', String(500 + i)]);
+    for (let i = 0; i < 6; i++) sessions.push(['1', '2']);
+    const s = new StoreRelations();
+    s.apply('co_view', null, coViews(sessions));
+    const ranked = s.neighbours('co_view', ['1']);
+    // without the shrinkage 2 scores 6/√(21·86) ≈ 0.141 against 1/√21 ≈ 0.218 for each one-off pair:
+    // 16th of 16, out of a 12-product block
+    expect(ranked[0].productId).toBe('2');
+    expect(ranked[0].support).toBe(6);
   });
 });

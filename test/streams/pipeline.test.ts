@@ -21,6 +21,7 @@ import { type ReplayEvent, runReplay } from '../../streams/replay/replay.ts';
 import { applyRetention } from '../../streams/service.ts';
 import { parseTrendingMessage, TRENDING_CHANNEL, type TrendingCell } from '../../schemas/channels.ts';
 import { privateDb } from '../helpers/chdb.ts';
+import { PAIR_SUPPORT_SHRINKAGE } from '../../clickhouse/queries/related.ts';
 import {
   enrichedEvent,
   type Infra,
@@ -37,6 +38,8 @@ import { generateScenario } from './scenario.ts';
 import { type QueryFn, readAggregates } from './truth.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** the support shrinkage n / (n + k) every pair score carries */
+const shrunk = (n: number) => n / (n + PAIR_SUPPORT_SHRINKAGE);
 
 /** polls fn until it returns a value (vi.waitFor retries while the callback throws) */
 function until<T>(fn: () => Promise<T | undefined>, timeout = 20_000): Promise<T> {
@@ -403,7 +406,7 @@ describe('stream processors in process', () => {
       .toEqual(['2', '9']);
     const coView = await relatedProducts(db, { storeId: store, strategy: 'co_view', productIds: ['1'] });
     expect(coView[0].support).toBe(6);
-    expect(coView[0].score).toBeCloseTo(6 / Math.sqrt(8 * 6), 6);
+    expect(coView[0].score).toBeCloseTo((6 / Math.sqrt(8 * 6)) * shrunk(6), 6);
     const cart = await relatedProducts(db, {
       storeId: store,
       strategy: 'co_view',
@@ -412,7 +415,7 @@ describe('stream processors in process', () => {
     });
     expect(cart.map((r) => r.productId)).toEqual(['9']);
     const fbt = await relatedProducts(db, { storeId: store, strategy: 'co_purchase', productIds: ['1'] });
-    expect(fbt).toEqual([{ productId: '3', score: 1, support: 2 }]);
+    expect(fbt).toEqual([{ productId: '3', score: shrunk(2), support: 2 }]);
     expect(await relatedProducts(db, { storeId: `${store}x`, strategy: 'co_purchase', productIds: ['1'] })).toEqual([]);
     const stv = await searchedThenViewed(db, { storeId: store, query: ' linen SHIRT ' });
     expect(stv.map((r) => [r.productId, r.count])).toEqual([
@@ -531,18 +534,18 @@ describe('stream processors in process', () => {
     expect(await searchesServed(db)).toBe(String(BigInt(served) + BigInt(reqs.length)));
     expect(await searchesServed(db, { storeId: store })).toBe(String(reqs.length));
 
-    // co_cart: cosine n_ab / sqrt(n_aa · n_bb) with n_10 = 6, n_11 = 4, n_12 = 6
+    // co_cart: cosine n_ab / sqrt(n_aa · n_bb) with n_10 = 6, n_11 = 4, n_12 = 6, shrunk by the support
     const coCart = await relatedProducts(db, { storeId: store, strategy: 'co_cart', productIds: ['10'] });
     expect(coCart.map((r) => [r.productId, r.support])).toEqual([
       ['11', 4],
       ['12', 2],
     ]);
-    expect(coCart[0].score).toBeCloseTo(4 / Math.sqrt(6 * 4), 9);
-    expect(coCart[1].score).toBeCloseTo(2 / Math.sqrt(6 * 6), 9);
+    expect(coCart[0].score).toBeCloseTo((4 / Math.sqrt(6 * 4)) * shrunk(4), 9);
+    expect(coCart[1].score).toBeCloseTo((2 / Math.sqrt(6 * 6)) * shrunk(2), 9);
     // a cart of 10 and 11: only 12 is left, scored through anchor 10 (11 never co-carted with 12)
     const cartOf = await relatedProducts(db, { storeId: store, strategy: 'co_cart', productIds: ['10', '11'] });
     expect(cartOf.map((r) => [r.productId, r.support])).toEqual([['12', 2]]);
-    expect(cartOf[0].score).toBeCloseTo(2 / 6, 9);
+    expect(cartOf[0].score).toBeCloseTo((2 / 6) * shrunk(2), 9);
 
     // viewed-then-bought from 20: 21 (3 purchases) and 22 (1); viewers of 20 = 4 sessions
     const vtb = await relatedProducts(db, { storeId: store, strategy: 'viewed_then_bought', productIds: ['20'] });
@@ -550,8 +553,8 @@ describe('stream processors in process', () => {
       ['21', 3],
       ['22', 1],
     ]);
-    expect(vtb[0].score).toBeCloseTo(3 / Math.sqrt(4 * 3), 9);
-    expect(vtb[1].score).toBeCloseTo(1 / Math.sqrt(4 * 1), 9);
+    expect(vtb[0].score).toBeCloseTo((3 / Math.sqrt(4 * 3)) * shrunk(3), 9);
+    expect(vtb[1].score).toBeCloseTo((1 / Math.sqrt(4 * 1)) * shrunk(1), 9);
     expect(
       await relatedProducts(db, {
         storeId: store,

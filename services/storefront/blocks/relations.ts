@@ -10,8 +10,10 @@
 // symmetric pairs cosine = n_ab / sqrt(n_aa · n_bb), the diagonal n_aa being how many sessions (orders)
 // had the product; for viewed-then-bought n_vb / sqrt(sessions that viewed v · purchases of b after any
 // view). A best seller co-occurs with everything, and the normalization keeps it from topping every
-// block. With several anchors (a cart, a collection) a candidate's per-anchor scores are summed.
-import type { RelationKind, RelationRow } from '../../../clickhouse/queries/related.ts';
+// block. Each score is shrunk by its support, n / (n + PAIR_SUPPORT_SHRINKAGE), so one-off pairs with
+// rarely viewed products do not outrank a repeated pattern (clickhouse/queries/related.ts, which scores the
+// same way in SQL). With several anchors (a cart, a collection) a candidate's per-anchor scores are summed.
+import { PAIR_SUPPORT_SHRINKAGE, type RelationKind, type RelationRow } from '../../../clickhouse/queries/related.ts';
 import type { Logger } from '../../common/logger.ts';
 import { PerStore } from '../per-store.ts';
 
@@ -107,7 +109,8 @@ export class StoreRelations {
       for (const r of rows) {
         if (anchorSet.has(r.b) || exclude.has(r.b)) continue;
         const nb = idx.own.get(r.b);
-        const score = (w * r.n) / Math.sqrt(Math.max(na ?? r.n, r.n) * Math.max(nb ?? r.n, r.n));
+        const cosine = r.n / Math.sqrt(Math.max(na ?? r.n, r.n) * Math.max(nb ?? r.n, r.n));
+        const score = (w * cosine * r.n) / (r.n + PAIR_SUPPORT_SHRINKAGE);
         const cur = acc.get(r.b);
         if (cur) {
           cur.score += score;
