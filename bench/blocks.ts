@@ -23,7 +23,7 @@ import type { ChildProcess } from 'node:child_process';
 import { ulid } from 'ulid';
 import { freePorts } from '../deploy/local/stack.ts';
 import { DEMO_BLOCKS } from '../services/demo/generator/model.ts';
-import { mean, precisionAtK, recallAtK } from '../services/demo/generator/quality.ts';
+import { mean, precisionAtK, recallAtK, visibleAt } from '../services/demo/generator/quality.ts';
 import { autocannon, pct } from './cannon.ts';
 import { startDemoApp } from './demo-app.ts';
 import { helloWorld } from './hello-world-process.ts';
@@ -135,13 +135,10 @@ try {
   };
 
   const anchors = gt.coViewClusters.flatMap((c) => c.productIds);
-  // products a shopper can see and buy (a draft, unpublished or sold-out product is a 404 on similar
+  // products a shopper can see and buy (a draft, unpublished, scheduled or sold-out product is a 404 on similar
   // products and hidden from blocks)
   const all = [...store.products()]
-    .filter(
-      (p) =>
-        p.status === 'active' && p.published_at && (p.variants ?? []).some((v) => Number(v.inventory_quantity) > 0),
-    )
+    .filter((p) => visibleAt(p) && (p.variants ?? []).some((v) => Number(v.inventory_quantity) > 0))
     .map((p) => p.id);
   const similarIds = all.filter((_, i) => i % Math.max(1, Math.floor(all.length / 500)) === 0).slice(0, 500);
   let n = 0;

@@ -5,7 +5,7 @@
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_BLOCKS } from '../../services/demo/generator/model.ts';
-import { mean, precisionAtK, recallAtK } from '../../services/demo/generator/quality.ts';
+import { mean, precisionAtK, recallAtK, visibleAt } from '../../services/demo/generator/quality.ts';
 import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
 import { sql, stack } from '../helpers/stack.ts';
 import { testStoreWriter, waitForApp } from '../helpers/stores.ts';
@@ -118,7 +118,7 @@ beforeAll(async () => {
     ...d.demo.groundTruth.bundles.flatMap((b) => b.productIds),
   ]);
   quiet = [...d.demo.products()]
-    .filter((p) => p.status === 'active' && p.published_at && !touched.has(p.id) && !planted.has(p.id))
+    .filter((p) => visibleAt(p) && !touched.has(p.id) && !planted.has(p.id))
     .map((p) => p.id)
     .reverse();
 }, 600_000);
@@ -635,8 +635,7 @@ async function trendingRanking(): Promise<{ pid: string; trending: number }[]> {
 }
 
 describe('blocks: trending', () => {
-  const visible = () =>
-    new Set([...d.demo.products()].filter((p) => p.status === 'active' && p.published_at).map((p) => p.id));
+  const visible = () => new Set([...d.demo.products()].filter((p) => visibleAt(p)).map((p) => p.id));
 
   it('trending now ranks by recent engagement against the baseline (the catalog signal), highest first', async () => {
     const id = await putBlock({

@@ -13,6 +13,7 @@ import {
   lookalikeKey,
   mean,
   precisionAtK,
+  visibleAt,
 } from '../../services/demo/generator/quality.ts';
 import { serveDemoImages, type DemoImageServer } from '../helpers/demo-images.ts';
 import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
@@ -97,10 +98,10 @@ describe('image search on the stack', () => {
 
   it('similar products rank look-alikes (products whose lead images render the same) first: precision@k ≥ 0.65', async () => {
     // planted look-alikes of a product's lead image, among the products a shopper can see (the generator
-    // also makes drafts and unpublished products, which similar products answers 404 for)
+    // also makes drafts, unpublished and scheduled products, which similar products answers 404 for)
     const groups = new Map<string, string[]>();
     for (const p of d.demo.products()) {
-      if (p.status !== 'active' || !p.published_at) continue;
+      if (!visibleAt(p)) continue;
       const lead = p.images?.[0]?.src;
       if (!lead) continue;
       const key = lookalikeKey(lead.split('/').pop() ?? '');

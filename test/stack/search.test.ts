@@ -74,12 +74,16 @@ async function shoppersChoose(query: string, productId: string, sessions: number
 const freshWord = () =>
   `q${Array.from({ length: 9 }, () => String.fromCharCode(97 + Math.floor(Math.random() * 26))).join('')}`;
 
+/** active and published by now (the newest products' publications may be scheduled up to 3 days ahead) */
+const onStorefront = (m: ReturnType<DemoStack['demo']['meta']>) =>
+  m.status === 'active' && m.publishedMs !== null && m.publishedMs <= Date.now();
+
 /** demo products by type and material (from the generator's own description of each product) */
 function productsWhere(pred: (m: ReturnType<DemoStack['demo']['meta']>) => boolean): string[] {
   const out: string[] = [];
   for (let i = 0; i < d.demo.productCount; i++) {
     const m = d.demo.meta(i);
-    if (m.status === 'active' && m.publishedMs !== null && pred(m)) out.push(m.productId);
+    if (onStorefront(m) && pred(m)) out.push(m.productId);
   }
   return out;
 }
@@ -91,8 +95,7 @@ beforeAll(async () => {
   const counts = new Map<string, { type: string; plural: string; material: string; ids: string[] }>();
   for (let i = 0; i < d.demo.productCount; i++) {
     const m = d.demo.meta(i);
-    if (m.status !== 'active' || m.publishedMs === null || m.type.name.includes('-') || m.material.includes(' '))
-      continue;
+    if (!onStorefront(m) || m.type.name.includes('-') || m.material.includes(' ')) continue;
     const k = `${m.material}|${m.type.name}`;
     const e = counts.get(k) ?? { type: m.type.name, plural: m.type.plural, material: m.material, ids: [] };
     e.ids.push(m.productId);

@@ -129,6 +129,16 @@ export function lookalikeKey(name: string): string {
   return spec && !patternVisible(spec.color) ? imageName({ ...spec, pattern: 0 }) : name;
 }
 
+/**
+ * Whether a generated product is on the storefront at `nowMs`: active, and published at or before it (the
+ * generator also makes drafts, unpublished products and, among the newest, publications scheduled up to 3
+ * days ahead; the storefront answers none of them).
+ */
+export function visibleAt(p: { status?: unknown; published_at?: unknown }, nowMs = Date.now()): boolean {
+  const published = typeof p.published_at === 'string' ? Date.parse(p.published_at) : Number.NaN;
+  return (p.status ?? 'active') === 'active' && published <= nowMs;
+}
+
 /** Image look (`lookalikeKey`) → the ids of the visible products holding it among their images (groups of ≥ 2). */
 export function imageLookalikes(
   products: Iterable<{ id: unknown; status?: unknown; published_at?: unknown; images?: unknown }>,
@@ -136,8 +146,7 @@ export function imageLookalikes(
 ): Map<string, string[]> {
   const groups = new Map<string, string[]>();
   for (const p of products) {
-    const published = typeof p.published_at === 'string' ? Date.parse(p.published_at) : Number.NaN;
-    if ((p.status ?? 'active') !== 'active' || !(published <= nowMs)) continue;
+    if (!visibleAt(p, nowMs)) continue;
     const images = (Array.isArray(p.images) ? p.images : []) as { src?: string | null }[];
     for (const name of new Set(images.map((im) => lookalikeKey((im.src ?? '').split('/').pop() ?? '')))) {
       if (!name) continue;
