@@ -3,9 +3,9 @@ import { defineConfig } from 'vitest/config';
 // Two projects: `stack` suites (test/stack/**) run against the real single-node stack that
 // test/global-setup.ts starts once per run; `standalone` suites start what they need themselves
 // (their own broker, their own chDB directory, child processes).
-// Two files at a time within a project (most of a suite's time is spent waiting on child processes,
-// brokers and polls, not on the cores), the projects one after the other (sequence.groupOrder): the
-// shared stack's suites first, then the standalone ones. On 2 cores that keeps `npm test` near 13 min.
+// The projects one after the other (sequence.groupOrder): the shared stack's suites first, two files at a
+// time (they share one stack's cores), then the standalone ones three at a time (most of their time is
+// spent waiting on child processes, brokers and polls, not on the cores).
 const shared = {
   pool: 'forks' as const,
   maxWorkers: 2,
@@ -22,6 +22,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'standalone',
+          maxWorkers: 3,
           sequence: { groupOrder: 1 },
           include: [
             'test/**/*.test.ts',

@@ -20,7 +20,12 @@ import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
 import { sql, stack } from '../helpers/stack.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/shop');
-/** a shopper's browser: headless chromium's own user agent is a bot, and bots feed no aggregate */
+/**
+ * a shopper's browser: headless chromium's own user agent is a bot, and bots feed no aggregate. Set on the
+ * browser (`--user-agent`), not only on the contexts: a context's override does not reach the sendBeacon a
+ * page sends at `pagehide` while navigating away, which went out as HeadlessChrome — stored as a bot's view,
+ * and, arriving before the next page re-sent the same event_id, it made the view feed no co-view pair.
+ */
 const USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
 const SLOW = { timeout: 30_000, interval: 250 };
 
@@ -82,7 +87,13 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      `--user-agent=${USER_AGENT}`,
+    ],
   });
 }, 240_000);
 afterAll(async () => {
@@ -109,24 +120,37 @@ const sessionOf = (page: Page) => page.evaluate('window.shop.tracker.sessionId')
 const pending = (page: Page) => page.evaluate('window.shop.tracker.pending()') as Promise<number>;
 
 async function events(where: string, params: Record<string, string>) {
-  return sql<{ event_type: string; attribution_token: string | null; product_id: string; event_id: string }>(
-    `SELECT event_type, attribution_token, toString(product_id) AS product_id, event_id FROM events_raw
+  return sql<{
+    event_type: string;
+    attribution_token: string | null;
+    product_id: string;
+    event_id: string;
+    is_bot: number;
+  }>(
+    `SELECT event_type, attribution_token, toString(product_id) AS product_id, event_id, is_bot FROM events_raw
      WHERE store_id = {store:String} AND ${where} ORDER BY ts`,
     { store: d.storeId, ...params },
   );
 }
 
-/** on failure, what the pair aggregate holds for the anchor (the block's input) */
-async function diagnosed(anchor: string, check: () => Promise<void>): Promise<void> {
+/** on failure, what the pair aggregate holds for the products (the block's input) and the sessions' events */
+async function diagnosed(products: string[], sessions: string[], check: () => Promise<void>): Promise<void> {
   try {
     await check();
   } catch (err) {
-    const rows = await sql<{ b: string; n: string }>(
-      `SELECT toString(product_b) AS b, toString(sum(sessions)) AS n FROM co_view_pairs
-       WHERE store_id = {store:String} AND product_a = {a:UInt64} GROUP BY product_b ORDER BY sum(sessions) DESC`,
-      { store: d.storeId, a: anchor },
+    const rows = await sql<{ a: string; b: string; n: string }>(
+      `SELECT toString(product_a) AS a, toString(product_b) AS b, toString(sum(sessions)) AS n FROM co_view_pairs
+       WHERE store_id = {store:String} AND product_a IN {ps:Array(UInt64)} GROUP BY product_a, product_b
+       ORDER BY product_a, sum(sessions) DESC`,
+      { store: d.storeId, ps: `[${products.join(',')}]` },
     );
-    (err as Error).message += `\nco_view_pairs of ${anchor}: ${JSON.stringify(rows)}`;
+    const evs = await sql<Record<string, string>>(
+      `SELECT session_id, toString(product_id) AS p, is_bot, toString(ts) AS ts, toString(_partition) AS part,
+              toString(_offset) AS off, event_id FROM events_raw
+       WHERE store_id = {store:String} AND session_id IN {ss:Array(String)} ORDER BY ts`,
+      { store: d.storeId, ss: `[${sessions.map((x) => `'${x}'`).join(',')}]` },
+    );
+    (err as Error).message += `\nco_view_pairs: ${JSON.stringify(rows)}\nevents: ${JSON.stringify(evs)}`;
     throw err;
   }
 }
@@ -326,18 +350,18 @@ describe('demo shop in a browser', () => {
       await expect.poll(() => pending(page), SLOW).toBe(0);
       await context.close();
     }
-    // every session's views are stored, A before B
+    // every session's views are stored, A before B, as a shopper's (a bot's views feed no co-view pair)
     await expect
       .poll(async () => {
         const rows = await events("event_type = 'product_view' AND session_id IN {ss:Array(String)}", {
           ss: `[${sessions.map((x) => `'${x}'`).join(',')}]`,
         });
-        return rows.map((r) => r.product_id).join(',');
+        return rows.map((r) => `${r.product_id}${Number(r.is_bot) ? ' (bot)' : ''}`).join(',');
       }, SLOW)
       .toBe(sessions.map(() => `${a},${b}`).join(','));
     const { page } = await newPage();
     const block = page.locator(`[data-block-id="${DEMO_BLOCKS.alsoViewed}"] a.product`);
-    await diagnosed(a, () =>
+    await diagnosed([a, b], sessions, () =>
       expect
         .poll(
           async () => {
