@@ -30,7 +30,14 @@ const app = await startDemoApp({ products: 200, sessions: 50 });
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
   headless: true,
-  args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  // the shopper's agent on the browser too: a context's override misses the sendBeacon of `pagehide`
+  args: [
+    '--no-sandbox',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    `--user-agent=${USER_AGENT}`,
+  ],
 });
 try {
   const [, shopUrl] = await app.waitFor(/Demo shop \(storefront SDK\):\n\s+(\S+)\n/, 180_000);
