@@ -15,7 +15,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ulid } from 'ulid';
 import { freePorts, startStack } from '../deploy/local/stack.ts';
 import { loadConfig } from '../services/common/config.ts';

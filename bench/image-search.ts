@@ -13,7 +13,6 @@
 // Run: node bench/image-search.ts [products=10000]   (BENCH_SECONDS=8)
 import type { ChildProcess } from 'node:child_process';
 
-import path from 'node:path';
 import sharp from 'sharp';
 import { freePorts } from '../deploy/local/stack.ts';
 import { parseImageName, renderImage } from '../services/demo/generator/images.ts';

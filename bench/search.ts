@@ -15,7 +15,6 @@
 // Run: node bench/search.ts [products=100000]   (BENCH_SECONDS=8, BENCH_ROUNDS=5, BENCH_SESSIONS=3000)
 import type { ChildProcess } from 'node:child_process';
 
-import path from 'node:path';
 import { ulid } from 'ulid';
 import { freePorts } from '../deploy/local/stack.ts';
 import { searchEvalQuality } from '../services/demo/generator/quality.ts';
