@@ -95,8 +95,16 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(
     timer.unref();
   }
 
-  async function flush(): Promise<void> {
-    if (sending || buffer.length === 0) return;
+  /** the send under way (close waits for it) */
+  let current: Promise<void> = Promise.resolve();
+
+  function flush(): Promise<void> {
+    if (sending || buffer.length === 0) return current;
+    current = send();
+    return current;
+  }
+
+  async function send(): Promise<void> {
     sending = true;
     const batch = buffer.length <= batchSize * 4 ? buffer : buffer.slice(0, batchSize * 4);
     buffer = batch === buffer ? [] : buffer.slice(batch.length);
@@ -107,6 +115,11 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(
       backoffMs = 0;
     } catch (err) {
       failed.inc(batch.length);
+      if (closed) {
+        // the send outlived close(): nothing will retry it
+        dropped.inc({ reason: 'shutdown' }, batch.length);
+        return;
+      }
       // keep what still fits, oldest first; drop the rest (counted)
       const room = Math.max(0, maxBuffer - buffer.length);
       const keep = batch.slice(0, room);
@@ -185,6 +198,13 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(
       if (timer) {
         clearTimeout(timer);
         timer = undefined;
+      }
+      // a send still under way at the deadline may settle within one more timeout: its failure is then a drop
+      // at shutdown (counted in flush, also when it settles later still)
+      if (sending) {
+        let t: NodeJS.Timeout | undefined;
+        await Promise.race([current, new Promise((r) => (t = setTimeout(r, timeoutMs)))]);
+        clearTimeout(t);
       }
       if (buffer.length > 0) {
         dropped.inc({ reason: 'shutdown' }, buffer.length);
