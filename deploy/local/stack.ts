@@ -448,20 +448,32 @@ function redisPing(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** Ask the OS for free TCP ports (for tests and parallel stacks). */
+/** Ports freePorts handed out in this process: a released port may come back from bind(0), so never twice. */
+const handedOut = new Set<number>();
+
+/** Ask the OS for free TCP ports (for tests and parallel stacks), none handed out before by this process. */
 export async function freePorts(n: number, host = '127.0.0.1'): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const srv = net.createServer();
-          srv.once('error', reject);
-          srv.listen(0, host, () => resolve(srv));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  const ports: number[] = [];
+  while (ports.length < n) {
+    const servers = await Promise.all(
+      Array.from(
+        { length: n - ports.length },
+        () =>
+          new Promise<net.Server>((resolve, reject) => {
+            const srv = net.createServer();
+            srv.once('error', reject);
+            srv.listen(0, host, () => resolve(srv));
+          }),
+      ),
+    );
+    for (const s of servers) {
+      const port = (s.address() as net.AddressInfo).port;
+      if (!handedOut.has(port)) {
+        handedOut.add(port);
+        ports.push(port);
+      }
+    }
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  }
   return ports;
 }

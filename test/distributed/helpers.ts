@@ -18,6 +18,7 @@ export const UA =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const CH_USER = 'distributed';
 const CH_PASSWORD = 'topology-test-secret';
+const TAIL_CHARS = 4000;
 
 export interface Proc {
   name: string;
@@ -44,6 +45,7 @@ export function createTopology() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sd-distributed-'));
   const log = createWriteStream(path.join(dir, 'services.log'));
   const procs: Proc[] = [];
+  const tails = new Map<string, string>(); // the last output of each process, for a failure's message
   let writer: ConfigWriter | undefined;
 
   const t = {
@@ -57,7 +59,13 @@ export function createTopology() {
     /** a child process whose output goes to the services log, prefixed by `name` */
     spawnLogged(name: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
       const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
-      for (const s of [child.stdout, child.stderr]) s?.on('data', (b: Buffer) => log.write(`[${name}] ${b}`));
+      for (const s of [child.stdout, child.stderr]) {
+        s?.on('data', (b: Buffer) => {
+          log.write(`[${name}] ${b}`);
+          const tail = `${tails.get(name) ?? ''}${b}`;
+          tails.set(name, tail.slice(-TAIL_CHARS));
+        });
+      }
       return child;
     },
 
@@ -96,7 +104,8 @@ export function createTopology() {
         });
         child.once('exit', (code, signal) => {
           clearTimeout(timer);
-          reject(new Error(`${name} exited (${code ?? signal}) before it was ready (see ${dir}/services.log)`));
+          const tail = tails.get(name)?.trimEnd() ?? '(no output)';
+          reject(new Error(`${name} exited (${code ?? signal}) before it was ready; its last output:\n${tail}`));
         });
       });
       const p = { name, child, urls };

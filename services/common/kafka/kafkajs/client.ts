@@ -30,6 +30,15 @@ export type { Admin, Consumer, Kafka, Message, Producer } from 'kafkajs';
  */
 const EXPECTED_WARNINGS = /^Limiting retries for the idempotent producer/;
 
+/**
+ * kafkajs logs a broken connection ("Connection error: …", namespace Connection) at error level, though it
+ * reconnects and retries the request, and a caller whose operation fails in the end logs that failure
+ * itself. A socket closing under a request is routine when a broker or this process stops ("write after
+ * end" during shutdown), so it is a warning here, as Kafka's own clients log a lost connection.
+ */
+const isConnectionLoss = (namespace: string, message: string) =>
+  namespace === 'Connection' && message.startsWith('Connection error');
+
 export function createKafka(
   brokers: string[],
   clientId: string,
@@ -49,7 +58,8 @@ export function createKafka(
       ({ namespace, level, log }) => {
         const { message, ...rest } = log;
         const fields = { kafkajs: namespace, ...rest };
-        if (level <= logLevel.ERROR) logger.error(fields, message);
+        if (level <= logLevel.ERROR && !isConnectionLoss(namespace, message)) logger.error(fields, message);
+        else if (level <= logLevel.ERROR) logger.warn(fields, message);
         else if (level === logLevel.WARN && !EXPECTED_WARNINGS.test(message)) logger.warn(fields, message);
         else logger.debug(fields, message);
       },
