@@ -1,4 +1,4 @@
-// kafkajs end to end: 100k messages over 6 partitions (idempotent producer, acks=-1), consumed by a
+// kafkajs end to end: 50k messages over 6 partitions (idempotent producer, acks=-1), consumed by a
 // 3-member group; one member leaves mid-way, the group rebalances, every message is consumed and the
 // committed offsets let a new member resume exactly after them. Runs against the embedded broker and
 // Apache Kafka 4.4 (test/kafka/targets.ts).
@@ -6,7 +6,7 @@ import type { Consumer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { brokerTargets, type RunningBroker } from '../kafka/targets.ts';
 
-const TOTAL = 100_000;
+const TOTAL = 50_000;
 const PARTITIONS = 6;
 const TOPIC = 'orders';
 const GROUP = 'billing';
@@ -20,7 +20,7 @@ describe.each(brokerTargets())('$name', (target) => {
     await broker?.stop();
   });
 
-  test('100k messages, 3-member group with a member leaving mid-way, offsets resume', { timeout: 90_000 }, async () => {
+  test('50k messages, 3-member group with a member leaving mid-way, offsets resume', { timeout: 90_000 }, async () => {
     const kafka = broker.kafka('group-test');
     const admin = kafka.admin();
     await admin.connect();

@@ -84,7 +84,7 @@ describe('demo load after a crash', () => {
       LOG_LEVEL: 'info',
       DEMO_STORE: 'true',
       DEMO_PRODUCTS: '200',
-      DEMO_SESSIONS: '1200',
+      DEMO_SESSIONS: '600',
       DEMO_IMAGES: '0',
       // the launcher gives up at the first crash instead of restarting the app (this test restarts it)
       LAUNCHER_MAX_CRASHES: '1',

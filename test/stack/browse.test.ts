@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DemoStore } from '../../services/demo/generator/generator.ts';
+import { visibleAt } from '../../services/demo/generator/quality.ts';
 import { type DemoStack, demoStack, generateTestDemo } from '../helpers/demo-stack.ts';
 import { sql } from '../helpers/stack.ts';
 import type { ConfigKind } from '../../schemas/config.ts';
@@ -15,6 +16,8 @@ import { testStoreWriter, waitForApp } from '../helpers/stores.ts';
 interface Product {
   id: string;
   title: string;
+  status?: string;
+  published_at?: string | null;
   handle: string;
   vendor: string;
   tags: string[];
@@ -513,9 +516,13 @@ describe('browse: merchandising', () => {
   const ruleId = '01JE0000000000000000000101';
   it('applies the active rule: conditional pins, boosts, live banners; a draft rule never applies', async () => {
     const w = testStoreWriter();
-    const pinned = main.product_ids[15];
-    const pinnedDe = main.product_ids[20];
-    const vendor = (products.get(main.product_ids[30]) as Product).vendor as string;
+    // products on the storefront now (the random seed schedules a few of the newest for later)
+    const listed = main.product_ids.filter((id) => visibleAt(products.get(id) as Product));
+    const pinned = listed[15];
+    const pinnedDe = listed[20];
+    // a vendor other than the DE pin's (a boosted DE pin would come second anyway: the seed decides vendors)
+    const vendorOf = (id: string) => (products.get(id) as Product).vendor;
+    const vendor = vendorOf(listed.slice(30).find((id) => vendorOf(id) !== vendorOf(pinnedDe)) as string);
     const media = { src: 'https://cdn.example.com/banner.jpg', alt: 'Banner' };
     const layout = { placement: 'inline', width: 1, height: 1, position: 3 };
     await w.putConfig(storeId, 'merch_rule', {
@@ -593,7 +600,7 @@ describe('browse: merchandising', () => {
     expect(ids[0]).toBe(pinned);
     expect(ids[1]).not.toBe(pinnedDe);
     // the boosted vendor's products come right after the pin
-    const boosted = main.product_ids.filter((id) => (products.get(id) as Product).vendor === vendor && id !== pinned);
+    const boosted = listed.filter((id) => (products.get(id) as Product).vendor === vendor && id !== pinned);
     expect(ids.slice(1, 1 + boosted.length).sort()).toEqual(boosted.slice(0, 49).sort());
     const de = await browse(main.handle, { context: { geo: { country: 'DE' } }, pagination: { limit: 3 } });
     expect(de.body.results.map((x) => String(x.id)).slice(0, 2)).toEqual([pinned, pinnedDe]);

@@ -13,6 +13,7 @@ import { DEMO_FREE_SHIPPING_BLOCK } from '../../services/demo/generator/config.t
 import { generateDemoStore } from '../../services/demo/generator/generator.ts';
 import { DEMO_STATE_FILE } from '../../services/demo/generator/load.ts';
 import { DEMO_BLOCKS, DEMO_MERCH_COLLECTION } from '../../services/demo/generator/model.ts';
+import { visibleAt } from '../../services/demo/generator/quality.ts';
 import { FREE_SHIPPING_THRESHOLD } from '../../services/shop/module.ts';
 import { createClient } from '../../services/sdk/index.ts';
 import { type DemoImageServer, serveDemoImages } from '../helpers/demo-images.ts';
@@ -382,7 +383,11 @@ describe('demo shop in a browser', () => {
 
   it('events queued while offline arrive once after reconnecting', async () => {
     const { page, context } = await newPage();
-    const product = String([...d.demo.products()][3].id);
+    // on the storefront and in stock: a sold-out product page has no add-to-cart button (the random seed decides)
+    const product = [...d.demo.products()].find(
+      (p) => visibleAt(p) && (p as { variants?: { available?: boolean }[] }).variants?.some((v) => v.available),
+    )?.id;
+    expect(product, 'a published product in stock').toBeDefined();
     await page.goto(`${base}/shop/products/${product}`);
     await ready(page);
     await expect.poll(() => pending(page), SLOW).toBe(0);

@@ -30,7 +30,7 @@ import { generateScenario } from './scenario.ts';
 import { httpQuery, normalizeTruth, readAggregates } from './truth.ts';
 
 // The soak run (`npm run test:soak`) raises these: more crashes over a larger stream.
-const SLICES = Number(process.env.EXACTNESS_KILLS ?? 6);
+const SLICES = Number(process.env.EXACTNESS_KILLS ?? 4);
 const VISITS = Number(process.env.EXACTNESS_VISITS_PER_STORE ?? 50);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
