@@ -15,7 +15,7 @@
 // of each of the app, the broker and Redis; default 3), --outage kill|stop|none (default kill, below),
 // --outage-s S (default 30), --lanes L (concurrent senders; default 4), --timeout-s S (how long the
 // catch-up may take after the intake; default 1800), --only app,broker,redis (the components SIGKILLed;
-// default all three), --keep (keep the data directory).
+// default all three), --orders N, --catch-up-kills K, --burst F (below), --keep (keep the data directory).
 //
 // The stream: test/streams/scenario.ts (the generator of the exactly-once tests) for one store created
 // for the run, its events sent as a browser would (server fields left to the beacon), 100 per request.
@@ -23,8 +23,11 @@
 // answered 503 (after Retry-After) or not answered at all (connection refused while the app restarts)
 // with the same body, so the same event ids (the beacon's dedup and the processors' make that safe),
 // before it sends the next one: the order of a session's events is kept, as a browser's queue keeps it.
-// Requests (search request events) and orders do not come through the beacon, so the aggregates built
-// from them alone (trending, searches served, sales, co-purchase) are not part of this run.
+// Beside them, from the same generator: its orders as signed order webhooks (created, edited, cancelled,
+// re-sent) and its search request events produced to the requests topic as the read API produces them
+// (side-streams.ts), both spread over the intake and retried until acknowledged, so the aggregates built
+// from them (trending, searches served, sales, co-purchase) are checked too. --orders N sets the orders
+// (default one per 20 shoppers).
 //
 // The faults, in a seeded random order at seeded random points of the intake (each once the previous
 // one is over: the launcher logged the restart and the beacon answered 201 again):
@@ -39,6 +42,11 @@
 //     a hung broker or a partition, where connections stay open and requests go unanswered.
 //   During the outage every request started and answered within it must be answered 503 with a
 //   Retry-After of at least 1 s; the 201s, 503s and other answers are counted.
+//   - After the intake, while the processors still work through the backlog it left (consumer lag > 0),
+//     `--catch-up-kills K` more SIGKILLs of each component (default 1), each once the previous one is
+//     over; one that would come after the lag reached 0 is reported as skipped. The backlog: the last
+//     `--burst F` of each sender's events (default 0.2) go out unpaced, as fast as the beacon answers,
+//     a spike the processors end behind.
 //
 // Progress goes to stderr every 5 s; at the end a summary on stdout and bench/out/faults-combined.json.
 // Exit code 0 when nothing acknowledged is lost or doubled and every aggregate is exact, 1 otherwise.
@@ -56,6 +64,7 @@ import { rng } from '../streams/helpers.ts';
 import { generateScenario, type Truth } from '../streams/scenario.ts';
 import { httpQuery, normalizeTruth, readAggregates } from '../streams/truth.ts';
 import { journalOverlaps } from './journal-overlaps.ts';
+import { orderWebhooks, requestEvents } from './side-streams.ts';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
 const OUT_FILE = path.join(REPO, 'bench/out/faults-combined.json');
@@ -82,11 +91,16 @@ const OUTAGE_MS = num('outage-s', 30) * 1000;
 const LANES = num('lanes', 4);
 const CATCH_UP_TIMEOUT_MS = num('timeout-s', 1800) * 1000;
 const KEEP = process.argv.includes('--keep');
+const ORDERS = option('orders') === undefined ? undefined : num('orders', 0);
+const CATCH_UP_KILLS = num('catch-up-kills', 1);
+const BURST = num('burst', 0.2);
+if (BURST > 1) throw new Error('--burst expects a share of the stream, 0 to 1');
 const ONLY = (option('only') ?? 'app,broker,redis').split(',').filter(Boolean) as ('app' | 'broker' | 'redis')[];
 if (!ONLY.every((c) => ['app', 'broker', 'redis'].includes(c))) throw new Error('--only expects app,broker,redis');
 /** after the catch-up, aggregates unchanged for this long while different from the truth: the final answer */
 const SETTLED_MS = 60_000;
 const BATCH = 100;
+const WEBHOOK_SECRET = 'fault-run-webhook-secret';
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
 
 const t0 = Date.now();
@@ -128,6 +142,7 @@ const launcher: ChildProcess = spawn(process.execPath, ['deploy/local/start.ts']
     CLICKHOUSE_URL: '',
     SCHEMA_REGISTRY_URL: '',
     DEMO_STORE: 'false',
+    CATALOG_WEBHOOK_SECRET: WEBHOOK_SECRET,
     LOG_LEVEL: 'warn',
     LOG_FORMAT: 'json',
   },
@@ -253,7 +268,12 @@ try {
 
   // ---- the stream and its ground truth ----
   const visits = Math.max(1, Math.round(EVENTS / 10.8)); // test/streams/scenario.ts sends ≈ 10.8 events a visit
-  const sc = generateScenario({ seed: SEED, stores: [store.storeId], visitsPerStore: visits, ordersPerStore: 0 });
+  const sc = generateScenario({
+    seed: SEED,
+    stores: [store.storeId],
+    visitsPerStore: visits,
+    ordersPerStore: ORDERS ?? Math.ceil(visits / 20),
+  });
   const want = normalizeTruth(sc.truth);
   const SERVER_FIELDS = new Set([
     'store_id',
@@ -347,8 +367,9 @@ try {
     }
   };
   const sendLane = async (batches: { body: string; ids: string[] }[]) => {
-    for (const b of batches) {
-      await take(b.ids.length);
+    const burstFrom = Math.floor(batches.length * (1 - BURST));
+    for (const [i, b] of batches.entries()) {
+      if (i < burstFrom) await take(b.ids.length);
       for (;;) {
         if (launcherExit) throw new Error(`the launcher exited (${launcherExit})`);
         const started = Date.now();
@@ -436,6 +457,21 @@ try {
       intake_outage_s: r.answered !== undefined ? (r.answered - r.at) / 1000 : undefined,
     };
   };
+  const killAndRecover = async (component: Component, where: string) => {
+    const pid = childPid(COMPONENTS[component]);
+    if (!pid) throw new Error(`no ${component} process under the launcher`);
+    const mark = supervisor.length;
+    const rec = recovery(Date.now());
+    process.kill(pid, 'SIGKILL');
+    kills[component]++;
+    say(`fault: SIGKILL ${component} (pid ${pid}) at ${where}`);
+    const r = await recovered(component, mark, rec);
+    say(
+      `fault: ${component} restarted by the launcher, serving again ${r.restart_s} s after its restart` +
+        (intakeDone ? '' : `; intake answered 201 again ${r.intake_outage_s?.toFixed(1) ?? '–'} s after the kill`),
+    );
+    return { fault: `SIGKILL ${component}`, at: where, ...r };
+  };
   const runFaults = async () => {
     for (const { fault, at } of schedule) {
       await waitUntil(
@@ -444,22 +480,8 @@ try {
         3_600_000,
       );
       const where = `${Math.round((ackedIds.size / uniqueIds.size) * 100)} % acknowledged${intakeDone ? ', intake over' : ''}`;
-      if (fault.kind === 'kill') {
-        const { component } = fault;
-        const pid = childPid(COMPONENTS[component]);
-        if (!pid) throw new Error(`no ${component} process under the launcher`);
-        const mark = supervisor.length;
-        const rec = recovery(Date.now());
-        process.kill(pid, 'SIGKILL');
-        kills[component]++;
-        say(`fault: SIGKILL ${component} (pid ${pid}) at ${where}`);
-        const r = await recovered(component, mark, rec);
-        say(
-          `fault: ${component} restarted by the launcher, serving again ${r.restart_s} s after its restart; ` +
-            `intake answered 201 again ${r.intake_outage_s?.toFixed(1) ?? '–'} s after the kill`,
-        );
-        faultLog.push({ fault: `SIGKILL ${component}`, at: where, ...r });
-      } else {
+      if (fault.kind === 'kill') faultLog.push(await killAndRecover(fault.component, where));
+      else {
         if (intakeDone) throw new Error('the intake ended before the broker outage (raise --events or lower --rate)');
         const pid = childPid(COMPONENTS.broker);
         if (!pid) throw new Error('no broker process under the launcher');
@@ -532,17 +554,59 @@ try {
     })();
   }, 5_000);
 
+  // the orders and request events, spread over the intake's expected length
+  const intakeExpectedS = Math.max(1, sent / RATE);
+  const check = () => {
+    if (launcherExit) throw new Error(`the launcher exited (${launcherExit})`);
+  };
+  const orderLane = orderWebhooks({
+    base,
+    storeId: store.storeId,
+    secret: WEBHOOK_SECRET,
+    orders: sc.orders.map((o) => o.value),
+    rate: sc.orders.length / intakeExpectedS,
+    check,
+  });
+  const requestLane = requestEvents({
+    brokers: [`127.0.0.1:${kafkaPort}`],
+    registryUrl: `http://127.0.0.1:${registryPort}`,
+    requests: sc.requests,
+    batch: BATCH,
+    rate: sc.requests.length / intakeExpectedS,
+    check,
+  });
+  say(`and ${sc.orders.length} order webhooks, ${sc.requests.length} search request events on the requests topic`);
+
   const intakeStart = Date.now();
   const faultsDone = runFaults();
   faultsDone.catch(() => {});
-  await Promise.all(lanes.map(sendLane));
+  await Promise.all([...lanes.map(sendLane), orderLane.run(), requestLane.run()]);
   intakeDone = true;
   const intakeS = (Date.now() - intakeStart) / 1000;
   say(`intake over: ${ackedIds.size} events acknowledged in ${intakeS.toFixed(0)} s`);
   await faultsDone;
 
-  // ---- catch-up: wait until the aggregates equal the truth ----
+  // ---- kills during the catch-up: while the processors work through the backlog the intake left ----
   const catchUpStart = Date.now();
+  const catchUpFaults: Component[] = [];
+  for (let k = 0; k < CATCH_UP_KILLS; k++) catchUpFaults.push(...ONLY);
+  const catchUpLog: Record<string, unknown>[] = [];
+  for (const component of catchUpFaults) {
+    await sleep(rand() * 3_000);
+    // the lag as the app reports it once its consumers are up again (none reported while they join)
+    let lag = await consumerLag();
+    for (const until = Date.now() + 120_000; lag === undefined && Date.now() < until; ) {
+      await sleep(500);
+      lag = await consumerLag();
+    }
+    if (!lag) {
+      say(`fault: no SIGKILL of ${component} during the catch-up: the processors had caught up (lag ${lag ?? '–'})`);
+      catchUpLog.push({ fault: `SIGKILL ${component}`, at: 'catch-up', skipped: `lag ${lag ?? 'unknown'}` });
+      continue;
+    }
+    catchUpLog.push(await killAndRecover(component, `catch-up, lag ${lag}`));
+  }
+
   let got: Truth | undefined;
   let settledSince = 0;
   for (;;) {
@@ -594,13 +658,21 @@ try {
   await admin.connect();
   let dlq = 0;
   try {
-    dlq = (await admin.fetchTopicOffsets(dlqTopic(TOPICS.events.name))).reduce((n, p) => n + Number(p.high), 0);
-  } catch {
-    dlq = 0; // no DLQ topic: nothing was ever dead-lettered
+    for (const topic of [TOPICS.events.name, TOPICS.requests.name, TOPICS.orders.name]) {
+      try {
+        dlq += (await admin.fetchTopicOffsets(dlqTopic(topic))).reduce((n, p) => n + Number(p.high), 0);
+      } catch {
+        // no DLQ topic: nothing was ever dead-lettered
+      }
+    }
+  } finally {
+    await admin.disconnect();
   }
-  await admin.disconnect();
 
-  const unknownAcks = ackedIds.size !== uniqueIds.size;
+  const unknownAcks =
+    ackedIds.size !== uniqueIds.size ||
+    orderLane.stats.acked !== orderLane.stats.total ||
+    requestLane.stats.acked !== requestLane.stats.total;
   const ok =
     !unknownAcks &&
     lost === 0 &&
@@ -611,6 +683,7 @@ try {
     stats.rejected === 0 &&
     stats.retryAfterMissing === 0 &&
     schedule.every((_, i) => faultLog[i]) &&
+    catchUpLog.length === catchUpFaults.length &&
     (OUTAGE === 'none' || (outage.s201 === 0 && outage.other === 0 && outage.s503 > 0));
   const outageLog = faultLog.find((f) => String(f.fault).startsWith('broker ')) as
     | { min_retry_after_s?: number | null; intake_outage_s?: number }
@@ -645,6 +718,9 @@ try {
     other_answers: stats.otherStatus,
     max_intake_outage_s: Math.max(0, ...outages),
     faults: faultLog,
+    faults_during_catch_up: catchUpLog,
+    order_webhooks: orderLane.stats,
+    request_events: requestLane.stats,
     intake_s: Math.round(intakeS),
     intake_events_per_s: Math.round(sent / intakeS),
     catch_up_after_intake_s: Math.round(catchUpS),
@@ -665,6 +741,9 @@ try {
     `  answers: ${stats.ok} × 201, ${stats.status503} × 503 (${stats.retryAfterMissing} without Retry-After), ${stats.connectionErrors} refused/reset, other ${JSON.stringify(stats.otherStatus)}`,
     `  max intake outage ${summary.max_intake_outage_s.toFixed(1)} s (fault → next 201)`,
     `  acknowledged ${ackedIds.size} of ${uniqueIds.size}; in events_raw ${stored.size}; lost ${lost}, doubled ${doubled}, unexpected ${unexpected}, rejected ${stats.rejected}, in the DLQ ${dlq}`,
+    `  order webhooks: ${orderLane.stats.acked} of ${orderLane.stats.total} answered 200 (${orderLane.stats.retries} retried); ` +
+      `search request events: ${requestLane.stats.acked} of ${requestLane.stats.total} acknowledged by Kafka (${requestLane.stats.retries} batches re-sent)`,
+    `  during the catch-up: ${catchUpLog.map((f) => `${f.fault}${f.skipped ? ' (skipped: caught up)' : ` at ${f.at}`}`).join(', ') || 'no faults'}`,
     `  aggregates (${Object.keys(w).join(', ')}): ${differing.length === 0 ? 'all equal the ground truth' : `DIFFERENT — ${differing.join('; ')}`}`,
     ...overlaps.map(
       (o) =>
@@ -692,7 +771,7 @@ function sumOf(m: Record<string, number>): number {
   return Object.values(m).reduce((a, b) => a + b, 0);
 }
 
-/** the aggregates the beacon's events feed (requests and orders are not sent in this run) */
+/** every aggregate of the truth, for the run's store */
 function comparable(t: Truth, storeId: string): Record<string, Record<string, unknown>> {
   const mine = <V>(m: Record<string, V>) =>
     Object.fromEntries(Object.entries(m).filter(([k]) => k === storeId || k.startsWith(`${storeId}|`)));
@@ -710,6 +789,12 @@ function comparable(t: Truth, storeId: string): Record<string, Record<string, un
     searchedPurchased: mine(t.searchedPurchased),
     sessions: mine(t.sessions),
     sessionEvents: mine(t.sessionEvents),
+    trending: mine(t.trending),
+    searches: mine(t.searches),
+    units: mine(t.units),
+    orders: mine(t.orders),
+    revenue: mine(t.revenue),
+    coPurchase: mine(t.coPurchase),
   };
 }
 
