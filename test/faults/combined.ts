@@ -143,6 +143,9 @@ const launcher: ChildProcess = spawn(process.execPath, ['deploy/local/start.ts']
     SCHEMA_REGISTRY_URL: '',
     DEMO_STORE: 'false',
     CATALOG_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    // every planned SIGKILL of a component (and the outage's) inside the launcher's crash window: the run
+    // tests what survives them, not the crash-loop limit (test/foundation/launcher-give-up.test.ts does)
+    LAUNCHER_MAX_CRASHES: String(KILLS + CATCH_UP_KILLS + 2),
     LOG_LEVEL: 'warn',
     LOG_FORMAT: 'json',
   },
