@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 // (their own broker, their own chDB directory, child processes).
 // The projects one after the other (sequence.groupOrder): the shared stack's suites first, two files at a
 // time (they share one stack's cores; three measured no faster and less steady), then the standalone ones
-// three at a time (most of their time is spent waiting on child processes, brokers and polls).
+// four at a time (most of their time is spent waiting on child processes, brokers and polls).
 const shared = {
   pool: 'forks' as const,
   maxWorkers: 2,
@@ -22,7 +22,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'standalone',
-          maxWorkers: 3,
+          maxWorkers: 4,
           sequence: { groupOrder: 1 },
           include: [
             'test/**/*.test.ts',
