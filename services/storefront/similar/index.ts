@@ -97,22 +97,69 @@ const minPrice = (item: IndexedProduct): number | null => {
   return m;
 };
 
-function attributeScore(a: IndexedProduct, b: IndexedProduct, pa: number | null): number {
+/** `pb`: b's lowest price, NaN when it has none */
+function attributeScore(a: IndexedProduct, b: IndexedProduct, pa: number | null, pb: number): number {
   let s = 0;
   if (a.p.product_type && a.p.product_type === b.p.product_type) s += 0.5;
   if (a.p.vendor && a.p.vendor === b.p.vendor) s += 0.2;
-  const pb = minPrice(b);
-  if (pa !== null && pb !== null && pa > 0 && pb > 0) s += 0.3 * Math.max(0, 1 - Math.abs(Math.log(pa / pb)));
+  if (pa !== null && !Number.isNaN(pb) && pa > 0 && pb > 0) s += 0.3 * Math.max(0, 1 - Math.abs(Math.log(pa / pb)));
   return s;
 }
 
-/** One store's similarity state, kept in step with its catalog through the catalog listener. */
+/** one term's postings: the products holding it (slots) and their raw weights, in no particular order */
+interface Posting {
+  n: number;
+  slots: Int32Array;
+  weights: Float64Array;
+}
+
+function grown<T extends Int32Array | Float64Array>(a: T, size: number, fill?: number): T {
+  if (a.length >= size) return a;
+  const b = new (a.constructor as new (n: number) => T)(Math.max(size, a.length * 2));
+  if (fill !== undefined) b.fill(fill, a.length);
+  b.set(a);
+  return b;
+}
+
+function swap(score: Float64Array, id: string[], a: number, b: number): void {
+  const s = score[a];
+  score[a] = score[b];
+  score[b] = s;
+  const i = id[a];
+  id[a] = id[b];
+  id[b] = i;
+}
+
+/** the better of two candidates: higher score, then lower id (the lists' order) */
+const better = (sa: number, ia: string, sb: number, ib: string) => sa > sb || (sa === sb && ia < ib);
+
+/**
+ * One store's similarity state, kept in step with its catalog through the catalog listener.
+ *
+ * Products live in dense slots: postings are packed arrays of slots and weights, a computation accumulates
+ * its dot products in one scratch array and keeps its best candidates in a bounded heap, so a product costs
+ * a pass over its terms' postings and no per-candidate allocation (a Map per computation and a sort of
+ * every candidate took 20-90 ms per product on a 20 000-product store). The lists are those of the plain
+ * computation — cosine accumulated term by term in the same order, the same tie order — which
+ * test/storefront/similar-index.test.ts holds it to.
+ */
 export class StoreSimilar {
   private readonly catalog: StoreCatalog;
-  /** term → product id → raw weight */
-  private readonly postings = new Map<string, Map<string, number>>();
-  private readonly vectors = new Map<string, Vector>();
-  private readonly norms = new Map<string, number>();
+  /** term → the products holding it */
+  private readonly postings = new Map<string, Posting>();
+  private readonly slotOf = new Map<string, number>();
+  private idOf: string[] = [];
+  private itemOf: (IndexedProduct | undefined)[] = [];
+  private vectorOf: (Vector | undefined)[] = [];
+  /** L2 norm of a slot's idf-weighted vector, NaN until first needed (computed with the idf of that time) */
+  private normOf = new Float64Array(0);
+  /** the lowest variant price of a slot, NaN when it has none */
+  private priceOf = new Float64Array(0);
+  private readonly freeSlots: number[] = [];
+  private live = 0;
+  /** a computation's dot products by slot (all 0 between computations) */
+  private dots = new Float64Array(0);
+  private touched = new Int32Array(0);
   /** precomputed content neighbours: when, and whether the product's image features took part */
   readonly precomputed = new Map<string, { at: number; imaged: boolean; list: SimilarNeighbour[] }>();
   /** per-variant live results (variant_id requests) */
@@ -132,37 +179,62 @@ export class StoreSimilar {
   }
 
   get size(): number {
-    return this.vectors.size;
+    return this.live;
   }
 
   private idf(term: string): number {
-    const df = this.postings.get(term)?.size ?? 0;
-    return Math.log(1 + this.vectors.size / (1 + df));
+    const df = this.postings.get(term)?.n ?? 0;
+    return Math.log(1 + this.live / (1 + df));
   }
 
   private put(item: IndexedProduct, changed = false): void {
-    if (this.vectors.has(item.p.id)) this.remove(item.p.id, false);
+    if (this.slotOf.has(item.p.id)) this.remove(item.p.id, false);
     const v = rawVector(item);
-    this.vectors.set(item.p.id, v);
-    for (const [t, w] of v) {
-      let list = this.postings.get(t);
-      if (!list) this.postings.set(t, (list = new Map()));
-      list.set(item.p.id, w);
+    let slot = this.freeSlots.pop();
+    if (slot === undefined) {
+      slot = this.idOf.length;
+      this.normOf = grown(this.normOf, slot + 1);
+      this.priceOf = grown(this.priceOf, slot + 1);
+      this.dots = grown(this.dots, slot + 1, 0);
+      this.touched = grown(this.touched, slot + 1);
     }
-    this.norms.delete(item.p.id);
+    this.slotOf.set(item.p.id, slot);
+    this.idOf[slot] = item.p.id;
+    this.itemOf[slot] = item;
+    this.vectorOf[slot] = v;
+    this.normOf[slot] = Number.NaN;
+    this.priceOf[slot] = minPrice(item) ?? Number.NaN;
+    this.live++;
+    for (const [t, w] of v) {
+      let p = this.postings.get(t);
+      if (!p) this.postings.set(t, (p = { n: 0, slots: new Int32Array(4), weights: new Float64Array(4) }));
+      p.slots = grown(p.slots, p.n + 1);
+      p.weights = grown(p.weights, p.n + 1);
+      p.slots[p.n] = slot;
+      p.weights[p.n] = w;
+      p.n++;
+    }
     if (changed) this.invalidate(item.p.id);
   }
 
   private remove(id: string, changed: boolean): void {
-    const v = this.vectors.get(id);
-    if (!v) return;
-    for (const t of v.keys()) {
-      const list = this.postings.get(t);
-      list?.delete(id);
-      if (list?.size === 0) this.postings.delete(t);
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return;
+    for (const t of (this.vectorOf[slot] as Vector).keys()) {
+      const p = this.postings.get(t);
+      if (!p) continue;
+      const at = p.slots.subarray(0, p.n).indexOf(slot);
+      if (at < 0) continue;
+      p.n--;
+      p.slots[at] = p.slots[p.n];
+      p.weights[at] = p.weights[p.n];
+      if (p.n === 0) this.postings.delete(t);
     }
-    this.vectors.delete(id);
-    this.norms.delete(id);
+    this.slotOf.delete(id);
+    this.itemOf[slot] = undefined;
+    this.vectorOf[slot] = undefined;
+    this.freeSlots.push(slot);
+    this.live--;
     if (changed) this.invalidate(id);
   }
 
@@ -173,13 +245,13 @@ export class StoreSimilar {
     this.version++;
   }
 
-  private norm(id: string, v: Vector): number {
-    let n = this.norms.get(id);
-    if (n === undefined) {
+  private norm(slot: number): number {
+    let n = this.normOf[slot];
+    if (Number.isNaN(n)) {
       let s = 0;
-      for (const [t, w] of v) s += (w * this.idf(t)) ** 2;
+      for (const [t, w] of this.vectorOf[slot] as Vector) s += (w * this.idf(t)) ** 2;
       n = Math.sqrt(s) || 1;
-      this.norms.set(id, n);
+      this.normOf[slot] = n;
     }
     return n;
   }
@@ -192,41 +264,87 @@ export class StoreSimilar {
   ): SimilarNeighbour[] {
     const item = this.catalog.products.get(productId);
     if (!item) return [];
-    const v = variant ? rawVector(item, variant.optionValues) : (this.vectors.get(productId) ?? rawVector(item));
-    const maxDf = Math.max(50, this.vectors.size * MAX_DF_SHARE);
-    const dots = new Map<string, number>();
+    const self = this.slotOf.get(productId) ?? -1;
+    const v = variant
+      ? rawVector(item, variant.optionValues)
+      : ((self >= 0 ? this.vectorOf[self] : undefined) ?? rawVector(item));
+    const maxDf = Math.max(50, this.live * MAX_DF_SHARE);
+    const { dots, touched } = this;
+    let m = 0;
     let selfNorm = 0;
     for (const [t, w] of v) {
       const idf = this.idf(t);
       selfNorm += (w * idf) ** 2;
-      const list = this.postings.get(t);
-      if (!list || list.size > maxDf) continue;
+      const p = this.postings.get(t);
+      if (!p || p.n > maxDf) continue;
       const q = w * idf * idf;
-      for (const [id, wb] of list) if (id !== productId) dots.set(id, (dots.get(id) ?? 0) + q * wb);
+      const { slots, weights } = p;
+      for (let i = 0; i < p.n; i++) {
+        const s = slots[i];
+        if (s === self) continue;
+        if (dots[s] === 0) touched[m++] = s;
+        dots[s] += q * weights[i];
+      }
     }
     selfNorm = Math.sqrt(selfNorm) || 1;
     const pa = minPrice(item);
-    const out: SimilarNeighbour[] = [];
-    for (const [id, dot] of dots) {
-      const other = this.catalog.products.get(id);
-      const vb = this.vectors.get(id);
-      if (!other || !vb) continue;
-      const text = dot / (selfNorm * this.norm(id, vb));
-      const score = WEIGHTS.text * text + WEIGHTS.attributes * attributeScore(item, other, pa);
-      if (score > 0) out.push({ productId: id, score });
+    // the best `keep` candidates (the image candidates, or the list) in a heap, worst at the root
+    const keep = images ? Math.max(IMAGE_CANDIDATES, SIMILAR_TOP) : SIMILAR_TOP;
+    const heapScore = new Float64Array(keep);
+    const heapId: string[] = [];
+    let h = 0;
+    const siftDown = (at: number) => {
+      for (;;) {
+        const l = 2 * at + 1;
+        if (l >= h) return;
+        let worst = l;
+        const r = l + 1;
+        if (r < h && better(heapScore[l], heapId[l], heapScore[r], heapId[r])) worst = r;
+        if (!better(heapScore[at], heapId[at], heapScore[worst], heapId[worst])) return;
+        swap(heapScore, heapId, at, worst);
+        at = worst;
+      }
+    };
+    for (let k = 0; k < m; k++) {
+      const s = touched[k];
+      const dot = dots[s];
+      dots[s] = 0;
+      const other = this.itemOf[s] as IndexedProduct;
+      const text = dot / (selfNorm * this.norm(s));
+      const score = WEIGHTS.text * text + WEIGHTS.attributes * attributeScore(item, other, pa, this.priceOf[s]);
+      if (!(score > 0)) continue;
+      const id = this.idOf[s];
+      if (h < keep) {
+        // sift up: a worse entry moves towards the root
+        let at = h++;
+        heapScore[at] = score;
+        heapId[at] = id;
+        while (at > 0) {
+          const up = (at - 1) >> 1;
+          if (!better(heapScore[up], heapId[up], heapScore[at], heapId[at])) break;
+          swap(heapScore, heapId, at, up);
+          at = up;
+        }
+      } else if (better(score, id, heapScore[0], heapId[0])) {
+        heapScore[0] = score;
+        heapId[0] = id;
+        siftDown(0);
+      }
     }
+    const out: SimilarNeighbour[] = [];
+    for (let i = 0; i < h; i++) out.push({ productId: heapId[i], score: heapScore[i] });
     out.sort((a, b) => b.score - a.score || (a.productId < b.productId ? -1 : 1));
-    // the images of the best content candidates: look-alikes rise, different-looking ones sink
+    // the images of the best content candidates: look-alikes rise, different-looking ones sink (a candidate
+    // beyond them only ranks below every one of them, whose scores only rise)
     if (images) {
-      const head = out.slice(0, IMAGE_CANDIDATES);
       const sims = images.scores(
         productId,
         variant?.imageSrc ?? null,
-        head.map((n) => n.productId),
+        out.map((n) => n.productId),
       );
-      for (const n of head) n.score += WEIGHTS.image * (sims.get(n.productId) ?? 0) ** IMAGE_SHARPNESS;
+      for (const n of out) n.score += WEIGHTS.image * (sims.get(n.productId) ?? 0) ** IMAGE_SHARPNESS;
+      out.sort((a, b) => b.score - a.score || (a.productId < b.productId ? -1 : 1));
     }
-    out.sort((a, b) => b.score - a.score || (a.productId < b.productId ? -1 : 1));
     return out.slice(0, SIMILAR_TOP);
   }
 
