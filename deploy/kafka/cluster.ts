@@ -3,6 +3,7 @@
 // storage formatted on first start. Sized for a small shared machine: 256 MiB heap per node, two network
 // and two I/O threads, small internal topics. With 3 nodes or more, topics get replication factor 3 and
 // min.insync.replicas=2 by default (also __consumer_offsets and __transaction_state).
+// KAFKA_JVM_OPTIONS (space-separated) is appended to every node's JVM options.
 // Used by `npm run kafka:cluster` (start.ts), the tests (test/kafka/) and `npm run bench -- broker`.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -144,6 +145,7 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
     ...(haveCds ? [`-XX:SharedArchiveFile=${cds}`] : []),
     '-Xlog:cds*=off',
     ...(opts.jvmOptions ?? []),
+    ...(process.env.KAFKA_JVM_OPTIONS?.split(/\s+/).filter(Boolean) ?? []),
     '-cp',
     classPath,
   ];
