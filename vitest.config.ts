@@ -1,4 +1,12 @@
+import os from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// V8's code cache on disk for every node process of the run, inherited through the environment: the test
+// workers and the stacks, services and CLIs they start load the same modules over and over (an app
+// process's imports: 1.2 → 0.7 CPU seconds with the cache warm). A quiet optimization: a missing or
+// unwritable cache only costs the compilation.
+process.env.NODE_COMPILE_CACHE ??= path.join(os.tmpdir(), 'node-compile-cache');
 
 // Two projects: `stack` suites (test/stack/**) run against the real single-node stack that
 // test/global-setup.ts starts once per run; `standalone` suites start what they need themselves
