@@ -1,8 +1,9 @@
 // The similar-products precompute (similar/index.ts) at a pace set by what it costs. The base pace — up to
-// 25 products every 100 ms — assumes a product costs well under 4 ms; on a 20 000-product store one costs
-// 50-400 ms (text cosine over long posting lists, image similarities), so every tick held the read API's
-// event loop for seconds and the loop was busy nearly all the time: requests waited behind it (the blocks
-// bench's HTTP phase and its 5-minute fetch timeouts, freshness of several seconds).
+// 25 products every 100 ms — assumes a product costs well under 4 ms; on a 20 000-product store one cost
+// 50-400 ms before the index was packed (4-7 ms after, text and attributes; image similarities add to it),
+// so every tick held the read API's event loop for seconds and the loop was busy nearly all the time:
+// requests waited behind it (the blocks bench's HTTP phase and its 5-minute fetch timeouts, freshness of
+// several seconds).
 //
 // Here the products are precomputed one at a time within a time budget per turn (BUDGET_MS), then the
 // precompute rests in proportion to what it spent, so it takes at most SHARE of the event loop however
