@@ -1,6 +1,7 @@
 // The similar-products precompute paced by its cost (services/storefront/blocks/precompute.ts): it fills
 // exactly the lists a live computation gives, and works in short turns, so the event loop runs between
-// them (a request is never queued behind a whole batch of expensive products).
+// them (a request is never queued behind a whole batch of expensive products), and only in the loop's idle
+// time: while the loop is busy it waits.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PacedPrecompute } from '../../services/storefront/blocks/precompute.ts';
 import { StoreCatalog } from '../../services/storefront/results/catalog.ts';
@@ -68,5 +69,27 @@ describe('similar products precompute, paced by its cost', () => {
     );
     // every count from 0 to 20 was observed by the event loop: no turn did more than one product
     for (let k = 0; k <= 20; k++) expect(seen.has(k), `count ${k} seen (${turns} polls)`).toBe(true);
+  });
+
+  it('waits while the event loop is busy, and resumes once it is idle', async () => {
+    const N = 200;
+    const catalog = catalogOf('s-paced-4', N);
+    paced = new PacedPrecompute({ budgetMs: 0 });
+    // the loop kept busy for 600 ms: macrotasks of 4 ms each, back to back (a server saturated by requests)
+    const busyUntil = performance.now() + 600;
+    await new Promise<void>((resolve) => {
+      const spin = () => {
+        const until = performance.now() + 4;
+        while (performance.now() < until);
+        if (performance.now() < busyUntil) setImmediate(spin);
+        else resolve();
+      };
+      paced?.track(catalog, null);
+      spin();
+    });
+    expect(paced.computed).toBe(0);
+    expect(paced.skipped).toBeGreaterThan(0);
+    // idle again: the pass runs to the end
+    await vi.waitFor(() => expect(paced?.computed).toBe(N), { timeout: 60_000, interval: 50 });
   });
 });

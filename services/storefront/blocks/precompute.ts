@@ -8,7 +8,9 @@
 // Here the products are precomputed one at a time within a time budget per turn (BUDGET_MS), then the
 // precompute rests in proportion to what it spent, so it takes at most SHARE of the event loop however
 // expensive a product is: a small store is precomputed in seconds, a large one over a longer pass
-// (meanwhile a product without an entry is computed live on its request, with the same result). The
+// (meanwhile a product without an entry is computed live on its request, with the same result). It works
+// in the loop's idle time only: a turn whose rest found the loop busy (utilization ≥ BUSY, requests
+// waiting) is skipped, so under load the requests get the loop and the pass resumes when load drops. The
 // lists are those of the base class, computed by the same `precomputeSome`.
 import type { StoreCatalog } from '../results/catalog.ts';
 import { type ImageSimilarity, SimilarPrecompute, similarOf } from '../similar/index.ts';
@@ -20,6 +22,8 @@ const SHARE = 0.2;
 /** a turn with nothing to do: look again after this long */
 const IDLE_MS = 1_000;
 const MIN_REST_MS = 20;
+/** the loop's utilization during a rest above which the next turn is skipped */
+const BUSY = 0.8;
 
 export class PacedPrecompute extends SimilarPrecompute {
   private readonly served = new Map<string, { catalog: StoreCatalog; images: ImageSimilarity | null }>();
@@ -29,12 +33,17 @@ export class PacedPrecompute extends SimilarPrecompute {
   private readonly share: number;
   /** products precomputed so far (metrics, tests) */
   computed = 0;
+  /** turns skipped because the loop was busy (tests) */
+  skipped = 0;
+  private restStarted = performance.eventLoopUtilization();
+  private readonly busy: number;
 
-  constructor(opts: { budgetMs?: number; share?: number } = {}) {
+  constructor(opts: { budgetMs?: number; share?: number; busy?: number } = {}) {
     // the base class's own timer never fires (the longest interval a timer takes); closed by close()
     super({ intervalMs: 2 ** 31 - 1 });
     this.budgetMs = opts.budgetMs ?? BUDGET_MS;
     this.share = opts.share ?? SHARE;
+    this.busy = opts.busy ?? BUSY;
     this.schedule(MIN_REST_MS);
   }
 
@@ -56,6 +65,11 @@ export class PacedPrecompute extends SimilarPrecompute {
   }
 
   private turn(): void {
+    if (performance.eventLoopUtilization(this.restStarted).utilization >= this.busy) {
+      this.skipped++;
+      this.rest(MIN_REST_MS);
+      return;
+    }
     const started = performance.now();
     let worked = false;
     // at least one product per turn, then more while the budget lasts
@@ -70,6 +84,11 @@ export class PacedPrecompute extends SimilarPrecompute {
       }
     }
     const spent = performance.now() - started;
-    this.schedule(worked ? Math.max(MIN_REST_MS, (spent * (1 - this.share)) / this.share) : IDLE_MS);
+    this.rest(worked ? Math.max(MIN_REST_MS, (spent * (1 - this.share)) / this.share) : IDLE_MS);
+  }
+
+  private rest(ms: number): void {
+    this.restStarted = performance.eventLoopUtilization();
+    this.schedule(ms);
   }
 }
