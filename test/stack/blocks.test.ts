@@ -106,13 +106,18 @@ beforeAll(async () => {
     },
     { timeout: 120_000, interval: 500 },
   );
-  const touched = new Set(
-    (
-      await sql<{ pid: string }>(
-        `SELECT DISTINCT toString(product_id) AS pid FROM product_popularity_daily WHERE store_id = '${d.storeId}'`,
-      )
-    ).map((r) => r.pid),
-  );
+  // every product a replayed session named, from the sessions themselves: the aggregates of the replay's
+  // last sessions may still be on their way (a product read as untouched then gained co-views later)
+  const touched = new Set<string>();
+  for (const session of d.demo.sessions())
+    for (const step of session.steps) {
+      if ('productId' in step) touched.add(step.productId);
+      if (step.type === 'purchase') for (const line of step.lines) touched.add(line.productId);
+    }
+  for (const r of await sql<{ pid: string }>(
+    `SELECT DISTINCT toString(product_id) AS pid FROM product_popularity_daily WHERE store_id = '${d.storeId}'`,
+  ))
+    touched.add(r.pid);
   const planted = new Set([
     ...d.demo.groundTruth.coViewClusters.flatMap((c) => c.productIds),
     ...d.demo.groundTruth.bundles.flatMap((b) => b.productIds),
