@@ -9,47 +9,24 @@ import { describe, expect, it } from 'vitest';
 import type { ProductView } from '../../clickhouse/queries/catalog.ts';
 import type { IndexedProduct } from '../../services/storefront/results/catalog.ts';
 import { StoreCatalog } from '../../services/storefront/results/catalog.ts';
-import { foldText, htmlText, isContentWord, stem, words } from '../../services/storefront/search/analyze.ts';
-import { type ImageSimilarity, type SimilarNeighbour, StoreSimilar } from '../../services/storefront/similar/index.ts';
+import {
+  attributeScore,
+  IMAGE_CANDIDATES,
+  IMAGE_SHARPNESS,
+  type ImageSimilarity,
+  MAX_DF_SHARE,
+  minPrice,
+  rawVector,
+  SIMILAR_TOP,
+  type SimilarNeighbour,
+  StoreSimilar,
+  type Vector,
+  WEIGHTS,
+} from '../../services/storefront/similar/index.ts';
 import { productView } from './fixtures.ts';
 
-// ── the plain computation (the reference) ──
-const FIELD_WEIGHT = { title: 3, type: 2, vendor: 1.5, tags: 1.5, options: 1, description: 0.3 };
-const WEIGHTS = { text: 0.4, attributes: 0.1, image: 0.5 };
-
-type Vector = Map<string, number>;
-function termsOf(text: string, weight: number, into: Vector): void {
-  for (const w of words(foldText(text))) if (isContentWord(w)) into.set(stem(w), (into.get(stem(w)) ?? 0) + weight);
-}
-function rawVector(item: IndexedProduct, extra: readonly string[] = []): Vector {
-  const p = item.p;
-  const v: Vector = new Map();
-  termsOf(p.title, FIELD_WEIGHT.title, v);
-  termsOf(p.product_type, FIELD_WEIGHT.type, v);
-  termsOf(p.vendor, FIELD_WEIGHT.vendor, v);
-  termsOf(p.tags.join(' '), FIELD_WEIGHT.tags, v);
-  termsOf(p.options.flatMap((o) => o.values).join(' '), FIELD_WEIGHT.options, v);
-  termsOf(htmlText(p.body_html).slice(0, 2_000), FIELD_WEIGHT.description, v);
-  for (const x of extra) termsOf(x, FIELD_WEIGHT.title, v);
-  return v;
-}
-function minPrice(item: IndexedProduct): number | null {
-  let m: number | null = null;
-  for (const v of item.variants) {
-    const n = Number(v.price);
-    if (Number.isFinite(n) && (m === null || n < m)) m = n;
-  }
-  return m;
-}
-function attributeScore(a: IndexedProduct, b: IndexedProduct, pa: number | null): number {
-  let s = 0;
-  if (a.p.product_type && a.p.product_type === b.p.product_type) s += 0.5;
-  if (a.p.vendor && a.p.vendor === b.p.vendor) s += 0.2;
-  const pb = minPrice(b);
-  if (pa !== null && pb !== null && pa > 0 && pb > 0) s += 0.3 * Math.max(0, 1 - Math.abs(Math.log(pa / pb)));
-  return s;
-}
-
+// ── the plain computation (the reference): the index's own term vectors, prices and attribute score, the
+// scoring and selection as they were before the packing ──
 class PlainSimilar {
   private readonly postings = new Map<string, Map<string, number>>();
   private readonly vectors = new Map<string, Vector>();
@@ -96,7 +73,7 @@ class PlainSimilar {
     const item = this.catalog.products.get(productId);
     if (!item) return [];
     const v = extra ? rawVector(item, extra) : (this.vectors.get(productId) ?? rawVector(item));
-    const maxDf = Math.max(50, this.vectors.size * 0.2);
+    const maxDf = Math.max(50, this.vectors.size * MAX_DF_SHARE);
     const dots = new Map<string, number>();
     let selfNorm = 0;
     for (const [t, w] of v) {
@@ -113,23 +90,23 @@ class PlainSimilar {
       const other = this.catalog.products.get(id) as IndexedProduct;
       const score =
         WEIGHTS.text * (dot / (selfNorm * this.norm(id, this.vectors.get(id) as Vector))) +
-        WEIGHTS.attributes * attributeScore(item, other, pa);
+        WEIGHTS.attributes * attributeScore(item, other, pa, minPrice(other) ?? Number.NaN);
       if (score > 0) out.push({ productId: id, score });
     }
     const order = (a: SimilarNeighbour, b: SimilarNeighbour) =>
       b.score - a.score || (a.productId < b.productId ? -1 : 1);
     out.sort(order);
     if (images) {
-      const head = out.slice(0, 300);
+      const head = out.slice(0, IMAGE_CANDIDATES);
       const sims = images.scores(
         productId,
         null,
         head.map((n) => n.productId),
       );
-      for (const n of head) n.score += WEIGHTS.image * (sims.get(n.productId) ?? 0) ** 8;
+      for (const n of head) n.score += WEIGHTS.image * (sims.get(n.productId) ?? 0) ** IMAGE_SHARPNESS;
     }
     out.sort(order);
-    return out.slice(0, 100);
+    return out.slice(0, SIMILAR_TOP);
   }
 }
 

@@ -57,14 +57,14 @@ const FIELD_WEIGHT = { title: 3, type: 2, vendor: 1.5, tags: 1.5, options: 1, de
 /** precomputed neighbours per product */
 export const SIMILAR_TOP = 100;
 /** content candidates whose images are compared */
-const IMAGE_CANDIDATES = 300;
-const MAX_DF_SHARE = 0.2;
-const WEIGHTS = { text: 0.4, attributes: 0.1, image: 0.5 } as const;
+export const IMAGE_CANDIDATES = 300;
+export const MAX_DF_SHARE = 0.2;
+export const WEIGHTS = { text: 0.4, attributes: 0.1, image: 0.5 } as const;
 /** image similarity sharpened: near-identical looks count, merely alike ones (same type, other colour) little */
-const IMAGE_SHARPNESS = 8;
+export const IMAGE_SHARPNESS = 8;
 const DAY_MS = 86_400_000;
 
-type Vector = Map<string, number>;
+export type Vector = Map<string, number>;
 
 function termsOf(text: string, weight: number, into: Vector): void {
   for (const w of words(foldText(text)))
@@ -74,7 +74,8 @@ function termsOf(text: string, weight: number, into: Vector): void {
     }
 }
 
-function rawVector(item: IndexedProduct, extra: readonly string[] = []): Vector {
+/** a product's raw term weights (exported for the reference computation of the tests) */
+export function rawVector(item: IndexedProduct, extra: readonly string[] = []): Vector {
   const p = item.p;
   const v: Vector = new Map();
   termsOf(p.title, FIELD_WEIGHT.title, v);
@@ -88,7 +89,7 @@ function rawVector(item: IndexedProduct, extra: readonly string[] = []): Vector 
   return v;
 }
 
-const minPrice = (item: IndexedProduct): number | null => {
+export const minPrice = (item: IndexedProduct): number | null => {
   let m: number | null = null;
   for (const v of item.variants) {
     const n = Number(v.price);
@@ -98,7 +99,7 @@ const minPrice = (item: IndexedProduct): number | null => {
 };
 
 /** `pb`: b's lowest price, NaN when it has none */
-function attributeScore(a: IndexedProduct, b: IndexedProduct, pa: number | null, pb: number): number {
+export function attributeScore(a: IndexedProduct, b: IndexedProduct, pa: number | null, pb: number): number {
   let s = 0;
   if (a.p.product_type && a.p.product_type === b.p.product_type) s += 0.5;
   if (a.p.vendor && a.p.vendor === b.p.vendor) s += 0.2;
