@@ -659,6 +659,33 @@ describe('search: feedback', () => {
       .toBe(false);
   });
 
+  it('feedback sent the moment concurrent searches answer finds each search’s own context (attributionToken)', async () => {
+    // the searches' contexts go to Redis in one pipeline after the turn that answered them
+    const queries = Array.from({ length: 8 }, (_, i) => `${pair.material} ${pair.type} ${freshWord()}${i}`);
+    const answers = await Promise.all(queries.map((q) => search(q)));
+    const feedback = await Promise.all(
+      answers.map((a) =>
+        d.post<{ id: string }>('/search/feedback', { search_id: a.body.attributionToken, rating: 'positive' }),
+      ),
+    );
+    for (const f of feedback) expect(f.res.status).toBe(201);
+    const ids = feedback.map((f) => `'${f.body.id}'`).join(',');
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{ feedback_id: string; query: string; has_search_context: boolean }>(
+              `SELECT feedback_id, query, has_search_context FROM search_feedback
+               WHERE store_id = '${d.storeId}' AND feedback_id IN (${ids})`,
+            )
+          )
+            .sort((a, b) => ids.indexOf(a.feedback_id) - ids.indexOf(b.feedback_id))
+            .map((r) => [r.has_search_context, r.query]),
+        { timeout: 15_000 },
+      )
+      .toEqual(queries.map((q) => [true, q]));
+  });
+
   it("stores the prepared search's intent modifiers and the shopper's customer id with the feedback", async () => {
     const q = `cheap ${pair.type} under 50`;
     const p = await d.post<{ search_id: string }>(`/search/${encodeURIComponent(q)}/prepare`, {});

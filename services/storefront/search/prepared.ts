@@ -75,13 +75,40 @@ export class SearchState {
     return rec;
   }
 
-  /** record what a search did under its ids (fire and forget on the request path) */
-  async remember(store: string, ids: readonly string[], context: SearchContextRecord): Promise<void> {
-    const text = JSON.stringify(context);
-    const tx = this.redis.multi();
-    for (const id of ids) tx.set(ctxKey(store, id), text, 'EX', PREPARED_SEARCH_TTL_SECONDS);
-    await tx.exec();
+  /**
+   * Record what a search did under its ids (fire and forget on the request path). The records of one turn
+   * of the event loop go to Redis in one pipeline, written right after it (setImmediate): one socket write
+   * for many searches instead of a MULTI per search, which on a loaded 2-core host cost the search HIT path
+   * a fifth of its time. The write still precedes any later request's read on this connection (feedback
+   * reads the record), and the promise settles with the batch.
+   */
+  remember(store: string, ids: readonly string[], context: SearchContextRecord): Promise<void> {
+    let text = this.texts.get(context);
+    if (text === undefined) {
+      text = JSON.stringify(context);
+      this.texts.set(context, text);
+    }
+    for (const id of ids) this.batch.push([ctxKey(store, id), text]);
+    this.flushed ??= new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        const batch = this.batch;
+        this.batch = [];
+        this.flushed = null;
+        const pipeline = this.redis.pipeline();
+        for (const [key, value] of batch) pipeline.set(key, value, 'EX', PREPARED_SEARCH_TTL_SECONDS);
+        pipeline.exec().then((results) => {
+          const failed = results?.find(([err]) => err);
+          if (failed) reject(failed[0]);
+          else resolve();
+        }, reject);
+      }),
+    );
+    return this.flushed;
   }
+  private batch: [string, string][] = [];
+  private flushed: Promise<void> | null = null;
+  /** a cached answer's context serialized once (the decoded answer is shared by its HITs) */
+  private readonly texts = new WeakMap<SearchContextRecord, string>();
 
   async context(store: string, id: string): Promise<SearchContextRecord | null> {
     const v = await this.redis.get(ctxKey(store, id));
