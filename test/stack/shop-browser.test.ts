@@ -68,9 +68,16 @@ beforeAll(async () => {
       progress: { config: true, catalog: true, catalogLines: 0, replayStartMs: null, replayed: 0, done: true },
     }),
   );
-  // shoppers searched a product word: it trends, so autocomplete suggests it
-  const title = String([...d.demo.products()][0].title);
-  query = (title.split(' ').at(-1) as string).toLowerCase();
+  // shoppers searched a product word: it trends, so autocomplete suggests it. The word ending the most
+  // visible products' titles (their kind): results to filter and sort whatever the seed (the first
+  // product's kind had a single visible product for some seeds)
+  const kinds = new Map<string, number>();
+  for (const p of d.demo.products())
+    if (visibleAt(p)) {
+      const word = (String(p.title).split(' ').at(-1) as string).toLowerCase();
+      kinds.set(word, (kinds.get(word) ?? 0) + 1);
+    }
+  query = [...kinds].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0][0];
   for (let s = 0; s < 6; s++) {
     const client = createClient({
       token: d.token,
