@@ -86,6 +86,32 @@ describe('event_id dedup (Redis)', () => {
     }
   });
 
+  it('finds the marked ids among thousands at their positions, each bucket read', async () => {
+    let clock = Date.now();
+    const dedup = createEventDedup({ redis, horizonMs: H, now: () => clock });
+    const older = Array.from({ length: 4_500 }, eventId);
+    await (await dedup.check('store-big', older)).commit();
+    clock += H / 2; // the marks now sit in the previous bucket
+    const recent = Array.from({ length: 10 }, eventId);
+    await (await dedup.check('store-big', recent)).commit();
+    const mixed = [eventId(), older[0], ...Array.from({ length: 9_000 }, eventId), recent[3], older[4_499]];
+    const states = (await dedup.check('store-big', mixed)).states;
+    const duplicates = states.flatMap((s, i) => (s === 'duplicate' ? [i] : []));
+    expect(duplicates).toEqual([1, mixed.length - 2, mixed.length - 1]);
+    expect(await redis.scard(dedupBuckets('store-big', H, clock).read[1])).toBe(4_500);
+  });
+
+  it('fails open on an id it cannot split: everything is produced, nothing marked', async () => {
+    const errors: string[] = [];
+    const dedup = createEventDedup({ redis, horizonMs: H, onError: (op, err) => errors.push(`${op}: ${err.message}`) });
+    const id = eventId();
+    await (await dedup.check('store-split', [id])).commit();
+    const check = await dedup.check('store-split', [id, 'two words']);
+    expect(check.checked).toBe(false);
+    expect(check.states).toEqual(['new', 'new']);
+    expect(errors).toEqual(['check: dedup script split 3 ids, 2 were sent']);
+  });
+
   it('fails open when Redis does not answer', async () => {
     const dead = createRedis('redis://127.0.0.1:1');
     dead.on('error', () => {});

@@ -15,6 +15,7 @@ import {
   toDecimal,
   toInt,
   toNumericId,
+  toIsoStringMs,
   toTimestampMs,
 } from '../../schemas/fields.ts';
 import { IdentitySchema, MarketRefSchema } from '../../schemas/storefront.ts';
@@ -119,6 +120,47 @@ describe('numbers, money, timestamps', () => {
     expect(toTimestampMs(-1)).toBeUndefined();
     expect(toTimestampMs('10000-01-01T00:00:00Z')).toBeUndefined();
     expect(toTimestampMs(1.9)).toBe(1);
+  });
+
+  it("reads toISOString's own shape without Date.parse, to the same millisecond wherever it answers", () => {
+    const two = (lo: number, hi: number) => fc.integer({ min: lo, max: hi }).map((n) => String(n).padStart(2, '0'));
+    const iso = fc
+      .tuple(
+        fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, '0')),
+        two(0, 13),
+        two(0, 32),
+        two(0, 25),
+        two(0, 61),
+        two(0, 61),
+        fc.integer({ min: 0, max: 999 }).map((n) => String(n).padStart(3, '0')),
+      )
+      .map(([y, mo, d, h, mi, s, ms]) => `${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}Z`);
+    // any character of the shape replaced: the fast path declines or agrees
+    const mutated = fc
+      .tuple(iso, fc.nat({ max: 23 }), fc.constantFrom(' ', 'x', '+', '9', '-', ':', 'Z', '.'))
+      .map(([v, at, c]) => v.slice(0, at) + c + v.slice(at + 1));
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          iso,
+          mutated,
+          fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+        ),
+        (v) => {
+          const fast = toIsoStringMs(v);
+          if (Number.isNaN(fast)) return; // toTimestampMs goes the Date.parse way, as before
+          expect(fast, v).toBe(Date.parse(v));
+          expect(toTimestampMs(v), v).toBe(fast <= 253402300799999 ? fast : undefined);
+        },
+      ),
+      { numRuns: RUNS * 10 },
+    );
+    // the shape toISOString writes for every date in range is taken by the fast path
+    for (const ms of [0, Date.UTC(2024, 1, 29, 23, 59, 59, 999), 253402300799999]) {
+      expect(toIsoStringMs(new Date(ms).toISOString())).toBe(ms);
+    }
+    expect(toIsoStringMs('2023-02-30T00:00:00.000Z')).toBe(Date.parse('2023-02-30T00:00:00.000Z')); // rolls over
+    expect(toIsoStringMs(' 2026-01-02T03:04:05.000Z')).toBeNaN(); // not the shape: Date.parse decides
   });
 });
 
