@@ -1,13 +1,20 @@
 // Duplicate suppression by business id (event_id, request_id, order_id) that stays correct under replay.
 //
-// The first message carrying an id *claims* it in Redis with its own log position as the value
-// (`SET key <topic/partition/offset> NX GET EX horizon`; a chunk's claims run as one script call, so the
-// app's thread builds and parses one command per chunk instead of one per message). A later message with the same id finds a
-// different position and is a duplicate; the claiming message itself, read again after a crash or by a
-// replay, finds its own position and is kept. So the decision is a function of the log, not of timing:
-// a batch re-read after a crash yields the same rows (and the same dedup token), and a duplicate counts
-// once in every table fed by the processor. Claims expire after the dedup horizon
-// (STREAMS_DEDUP_HORIZON_HOURS); a duplicate arriving later than that counts again.
+// The first message carrying an id *claims* it in Redis with its own log position as the value; a
+// chunk's claims run as one script call, so the app's thread builds and parses one command per chunk
+// instead of one per message. A later message with the same id finds a different position and is a
+// duplicate; the claiming message itself, read again after a crash or by a replay, finds its own position
+// and is kept. So the decision is a function of the log, not of timing: a batch re-read after a crash
+// yields the same rows (and the same dedup token), and a duplicate counts once in every table fed by the
+// processor.
+//
+// Claims live in hashes, one per topic, scope (the store) and time bucket of half the dedup horizon
+// (STREAMS_DEDUP_HORIZON_HOURS): `sd:streams:claims:<topic>:{<scope>}:<n>`, field = the id, value =
+// `<partition>/<offset>`. A claim is written to the current bucket and looked up in it and the two before,
+// and a bucket expires as a whole when bucket n + 3 begins: an id is recognised for at least the horizon
+// and at most 1.5× it; a duplicate arriving later than that counts again. A key of its own per claim
+// (`SET … NX GET EX`, before 2026-11-27) cost Redis ≈ 200 B per event (key, value, expiry entry); a
+// hash field costs ≈ 80 (bench figures in docs/streams.md).
 //
 // When Redis loses its data (a FLUSHALL, a new instance, a restore without the AOF) the claims are gone,
 // and a client retry of an event stored before would be claimed afresh. The claim pipeline therefore
@@ -34,17 +41,33 @@ export interface ProcessorLedger {
   columns?: string[];
 }
 
-/** every claim of a chunk: KEYS = claim keys, ARGV = [ttl seconds, position per key]; the prior values (nil = claimed now) */
+/**
+ * every claim of a chunk. KEYS: per scope, its current bucket and the two before; ARGV: the current
+ * bucket's expiry (epoch ms), then per claim the 0-based offset of its scope's keys, its id and its
+ * position. Answers the prior position per claim (nil = claimed now).
+ */
 const CLAIM_SCRIPT = `
-local out = {}
-for i, key in ipairs(KEYS) do
-  out[i] = redis.call('SET', key, ARGV[i + 1], 'NX', 'GET', 'EX', ARGV[1])
+local out, written, n = {}, {}, 0
+for i = 2, #ARGV, 3 do
+  local k, id = tonumber(ARGV[i]), ARGV[i + 1]
+  local prior = redis.call('HGET', KEYS[k + 1], id)
+  if not prior then prior = redis.call('HGET', KEYS[k + 2], id) end
+  if not prior then prior = redis.call('HGET', KEYS[k + 3], id) end
+  if not prior then
+    redis.call('HSET', KEYS[k + 1], id, ARGV[i + 2])
+    written[k + 1] = true
+  end
+  n = n + 1
+  out[n] = prior
 end
+for key in pairs(written) do redis.call('PEXPIREAT', KEYS[key], ARGV[1]) end
 return out`;
 
 type ClaimRunner = (numKeys: number, ...args: string[]) => Promise<(string | null)[]>;
 
-const epochKey = (topic: string) => `sd:streams:claims-epoch:${topic}`;
+// v2 since the claims moved into bucket hashes: a process of the new layout finds no marker, takes it for
+// a loss, and verifies fresh claims against the ledger for one horizon (the old claims are not read)
+const epochKey = (topic: string) => `sd:streams:claims-epoch:v2:${topic}`;
 const verifyUntilKey = (topic: string) => `sd:streams:claims-verify-until:${topic}`;
 
 export interface ClaimItem {
@@ -73,8 +96,8 @@ export class Claims {
     this.ttlSeconds = Math.max(1, Math.round(horizonHours * 3600));
     this.ledger = ledger;
     // ioredis: EVALSHA with a transparent EVAL fallback on NOSCRIPT
-    if (!(redis as unknown as Record<string, unknown>).streamsClaim)
-      redis.defineCommand('streamsClaim', { lua: CLAIM_SCRIPT });
+    if (!(redis as unknown as Record<string, unknown>).streamsClaimInBuckets)
+      redis.defineCommand('streamsClaimInBuckets', { lua: CLAIM_SCRIPT });
     if (ledger) {
       assertIdentifier(ledger.spec.table);
       assertIdentifier(ledger.spec.idColumn);
@@ -88,17 +111,33 @@ export class Claims {
     const pipe = this.redis.pipeline();
     const mine = newEpoch();
     if (this.ledger) pipe.call('SET', epochKey(topic), mine, 'NX', 'GET');
-    const args: string[] = items.map((it) => claimKey(topic, it.key));
-    args.push(String(this.ttlSeconds));
-    for (const it of items) args.push(it.position);
-    (pipe as unknown as Record<'streamsClaim', ClaimRunner>).streamsClaim(items.length, ...args);
+    const buckets = this.buckets(Date.now());
+    const keys: string[] = [];
+    const scopes = new Map<string, number>();
+    const args: string[] = [String(buckets.expireAtMs)];
+    const positions = items.map((it) => shortPosition(topic, it.position));
+    items.forEach((it, i) => {
+      const { scope, id } = splitKey(it.key);
+      let k = scopes.get(scope);
+      if (k === undefined) {
+        k = keys.length;
+        scopes.set(scope, k);
+        for (const n of buckets.read) keys.push(bucketKey(topic, scope, n));
+      }
+      args.push(String(k), id, positions[i]);
+    });
+    (pipe as unknown as Record<'streamsClaimInBuckets', ClaimRunner>).streamsClaimInBuckets(
+      keys.length,
+      ...keys,
+      ...args,
+    );
     const replies = (await pipe.exec()) ?? [];
     for (const [err] of replies) if (err) throw err;
     const epoch = this.ledger ? ((replies.shift() as [Error | null, unknown])[1] as string | null) : undefined;
     const prior = (replies[0][1] as (string | null)[]).map((v) => v ?? null);
     if (prior.length !== items.length)
       throw new Error(`claim script answered ${prior.length} of ${items.length} claims`);
-    const owners = prior.map((p, i) => p === null || p === items[i].position);
+    const owners = prior.map((p, i) => p === null || p === positions[i]);
     if (!this.ledger) return owners;
 
     // Redis forgot when the marker was missing (this pipeline re-created it) or holds another epoch than
@@ -129,10 +168,19 @@ export class Claims {
       const original = prior[i] === null ? stored.get(it.key) : undefined;
       if (original === undefined || original === it.position) return;
       owners[i] = false;
-      restore.call('SET', claimKey(topic, it.key), original, 'EX', String(this.ttlSeconds));
+      const { scope, id } = splitKey(it.key);
+      const key = bucketKey(topic, scope, buckets.read[0]);
+      restore.hset(key, id, shortPosition(topic, original)).pexpireat(key, buckets.expireAtMs);
     });
     if (restore.length) await restore.exec();
     return owners;
+  }
+
+  /** the bucket numbers a claim at `nowMs` reads (the first is where it writes), and when that one expires */
+  private buckets(nowMs: number): { read: number[]; expireAtMs: number } {
+    const size = Math.ceil((this.ttlSeconds * 1000) / 2);
+    const n = Math.floor(nowMs / size);
+    return { read: [n, n - 1, n - 2], expireAtMs: (n + 3) * size };
   }
 
   /**
@@ -187,8 +235,8 @@ export class Claims {
   private async ledgerPositions(topic: string, keys: string[]): Promise<Map<string, string>> {
     const { db, spec } = this.ledger as NonNullable<typeof this.ledger>;
     const pairs = keys.map((k) => {
-      const cut = k.indexOf(':');
-      return [k.slice(0, cut), k.slice(cut + 1)] as const;
+      const { scope, id } = splitKey(k);
+      return [scope, id] as const;
     });
     const rows = await db.query<{ store_id: string; id: string; p: number; o: string }>(
       `SELECT store_id, ${spec.idColumn} AS id, _partition AS p, toString(min(_offset)) AS o
@@ -219,8 +267,21 @@ function newEpoch(): string {
   return `${Date.now()}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
-function claimKey(topic: string, key: string): string {
-  return `sd:streams:dedup:${topic}:${key}`;
+/** the hash of one scope's claims in time bucket n; the braces keep a scope's buckets in one cluster slot */
+export function bucketKey(topic: string, scope: string, n: number): string {
+  return `sd:streams:claims:${topic}:{${scope}}:${n}`;
+}
+
+/** `<scope>:<id>` (a dedupKey) → its parts */
+function splitKey(key: string): { scope: string; id: string } {
+  const cut = key.indexOf(':');
+  if (cut < 0) throw new Error(`dedup key without a scope: ${key}`);
+  return { scope: key.slice(0, cut), id: key.slice(cut + 1) };
+}
+
+/** `<topic>/<partition>/<offset>` → `<partition>/<offset>` (the bucket's key names the topic) */
+function shortPosition(topic: string, position: string): string {
+  return position.startsWith(`${topic}/`) ? position.slice(topic.length + 1) : position;
 }
 
 function comparePositions(a: string, b: string): number {
