@@ -67,6 +67,9 @@ function childEnv(config: Config, extra: Record<string, string> = {}): NodeJS.Pr
   return {
     // V8's code cache for the node children: a restarted app loads its modules without compiling them again
     NODE_COMPILE_CACHE: path.join(os.tmpdir(), 'node-compile-cache'),
+    // glibc's malloc keeps up to 8 arenas per core for the app's ≈ 180 threads (chDB's among them); two hold
+    // the app ≈ 120 MB lower at the same throughput (docs/decisions.md, issue #21)
+    MALLOC_ARENA_MAX: '2',
     ...process.env,
     DATA_DIR: config.dataDir,
     HOST: config.HOST,

@@ -98,7 +98,9 @@ function variablesReadOutsideConfig(): Set<string> {
   }
   return names;
 }
-const KNOWN = new Set([...Object.keys(EnvSchema.shape), ...variablesReadOutsideConfig()]);
+/** read by the C library, not by our code (deploy/Dockerfile sets it) */
+const RUNTIME_VARIABLES = ['MALLOC_ARENA_MAX'];
+const KNOWN = new Set([...Object.keys(EnvSchema.shape), ...variablesReadOutsideConfig(), ...RUNTIME_VARIABLES]);
 
 /** The image's own ENV (deploy/Dockerfile), under what a manifest sets. */
 function dockerfileEnv(): Record<string, string> {
