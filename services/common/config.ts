@@ -196,6 +196,8 @@ export const EnvSchema = z.object({
     .default('all'),
   /** streams: how long a fetch waits for more data before a batch is written (freshness vs batch size) */
   STREAMS_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(100),
+  /** streams: the same for processors of high-rate topics that write per chunk (request events; docs/streams.md) */
+  STREAMS_BATCHED_LINGER_MS: z.coerce.number().int().min(0).max(5_000).default(500),
   /** streams: most messages in one ClickHouse insert */
   STREAMS_MAX_BATCH_MESSAGES: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** streams: most bytes fetched per partition per batch */

@@ -10,6 +10,8 @@ import { TrendingKeys } from '../trending/notify.ts';
 export const requestsProcessor: Processor<RequestEvent> = {
   name: 'requests',
   topic: 'requests',
+  // one request event per read API request: chunks gathered over STREAMS_BATCHED_LINGER_MS
+  fetch: 'batched',
   tables: {
     written: ['requests_raw'],
     views: [

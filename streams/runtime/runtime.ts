@@ -46,6 +46,8 @@ export interface RunOptions {
   stateNamespace?: string;
   replay?: boolean;
   lingerMs: number;
+  /** the linger of processors that ask for `fetch: 'batched'` (default: lingerMs) */
+  batchedLingerMs?: number;
   maxBatchMessages: number;
   maxBatchBytes: number;
   dedupHorizonHours: number;
@@ -124,8 +126,7 @@ export class ProcessorRunner<T> {
       groupId: this.groupId,
       topics: [this.topic],
       fromBeginning: true,
-      lingerMs: this.opts.lingerMs,
-      minBytes: 64 * 1024,
+      ...this.fetchWait(),
       maxBytesPerPartition: this.opts.maxBatchBytes,
       sessionTimeoutMs: this.opts.sessionTimeoutMs ?? 30_000,
     });
@@ -138,6 +139,18 @@ export class ProcessorRunner<T> {
     }, LAG_REFRESH_MS);
     this.lagTimer.unref();
     this.logger.info({ group: this.groupId, topic: this.topic }, 'processor started');
+  }
+
+  /**
+   * The broker holds a fetch until `minBytes` arrived or the linger passed. A batched processor's fetch
+   * waits out its linger (its minBytes is out of reach at its rates), so each partition's chunk — one
+   * insert per table, ≈ 30 ms of chDB CPU however small — gathers that long's messages.
+   */
+  private fetchWait(): { lingerMs: number; minBytes: number } {
+    if (this.processor.fetch === 'batched' && !this.opts.replay) {
+      return { lingerMs: this.opts.batchedLingerMs ?? this.opts.lingerMs, minBytes: 8 * 1024 * 1024 };
+    }
+    return { lingerMs: this.opts.lingerMs, minBytes: 64 * 1024 };
   }
 
   private async track(p: Promise<void>): Promise<void> {

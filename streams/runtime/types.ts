@@ -103,6 +103,12 @@ export interface Processor<T> {
   name: string;
   topic: TopicKey;
   tables: ProcessorTables;
+  /**
+   * How long the broker may hold a live fetch for more data: `fresh` (default) waits STREAMS_LINGER_MS,
+   * `batched` STREAMS_BATCHED_LINGER_MS — for a high-rate topic whose rows cost one ClickHouse insert per
+   * chunk and whose readers can wait a little longer (request events: every read API request is one).
+   */
+  fetch?: 'fresh' | 'batched';
   /** validate a decoded Avro value (zod); a failure sends the message to the DLQ with the reason */
   parse(value: unknown): ParseResult<T>;
   /**

@@ -8,9 +8,10 @@
 // every row's (store, country, query, hour), and the read-back keeps the cells that exist. A cell whose
 // votes did not change is published unchanged, which the contract makes harmless.
 //
-// Staleness bound: broker append → fetch linger (STREAMS_LINGER_MS, default 100 ms) → insert → one
-// votes read-back → PUBLISH: typically 150–300 ms, under 1 s unless the processor is lagging (then the
-// consumer-lag metric shows it). A subscriber that was disconnected must reload from ClickHouse
+// Staleness bound: broker append → fetch linger (STREAMS_LINGER_MS, default 100 ms, for `search` events;
+// STREAMS_BATCHED_LINGER_MS, default 500 ms, for request events) → insert → one votes read-back → PUBLISH:
+// typically 150–300 ms from `/beacon` and 450–700 ms from searches served, under 1 s unless the processor
+// is lagging (then the consumer-lag metric shows it). A subscriber that was disconnected must reload from ClickHouse
 // (pub/sub has no replay).
 import type { Redis } from 'ioredis';
 import { type TrendingKey, trendingCellsOf } from '../../clickhouse/queries/trending.ts';
