@@ -17,14 +17,14 @@
 // The ids travel once per script as one space-separated argument (event ids are validated ULIDs or
 // UUIDs: no spaces), and the check answers only the positions it found, almost always none. Sent as
 // one argument per id to three SMISMEMBERs, the ids cost the intake's main thread ≈ 2 µs per event in
-// ioredis' command strings and the 300-integer replies; with the scripts ≈ 0.7 µs, for ≈ 0.7 µs more
-// of Redis' CPU (bench/beacon.ts, docs/beacon.md). A script that splits into another count than it was
+// ioredis' command strings and the 300-integer replies; with the scripts ≈ 0.7 µs, for ≈ 1 µs more
+// of Redis' CPU: ≈ 1–2 µs less per event in all (bench/beacon.ts, docs/beacon.md). A script that splits into another count than it was
 // given fails the call, which fails open.
 // An id is only ever written after the acknowledgement, so a failed or crashed attempt leaves nothing
 // behind and its retry is produced. Two attempts in flight at once (a client retrying before the first
 // answer) are both produced; the sinks drop the second copy by event_id.
 // The braces in the keys are a Redis Cluster hash tag: one store's buckets share a slot, so the
-// pipelines stay valid on a cluster.
+// scripts' keys stay valid on a cluster.
 import type { Redis } from 'ioredis';
 
 /** what the check said about one event */
