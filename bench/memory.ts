@@ -542,17 +542,24 @@ try {
         seen += keys.length;
       } while (cursor !== '0' && seen < 20_000);
       redisFigures.sampled_keys_by_prefix = Object.fromEntries([...prefixes].sort((a, b) => b[1] - a[1]).slice(0, 12));
-      // the catalog writer's stale-write guard: one hash per topic and store, a field per record
-      const guards: Record<string, { fields: number; mib: number }> = {};
+      // the catalog writer's stale-write guard (services/catalog/version-guard.ts): per topic and store its
+      // slot hashes, a field per record; summed per topic and store
+      const guards: Record<string, { keys: number; fields: number; mib: number }> = {};
       let gc = '0';
       do {
         const [c, keys] = await redis.scan(gc, 'MATCH', 'sd:catalog:version:*', 'COUNT', 1000);
         gc = c;
-        for (const k of keys) {
-          const bytes = Number(await redis.call('MEMORY', 'USAGE', k, 'SAMPLES', '0'));
-          guards[k] = { fields: await redis.hlen(k).catch(() => 0), mib: Math.round(bytes / 1048576) };
-        }
+        const pipe = redis.pipeline();
+        for (const k of keys) pipe.call('MEMORY', 'USAGE', k, 'SAMPLES', '0').hlen(k);
+        const replies = (await pipe.exec()) ?? [];
+        keys.forEach((k, i) => {
+          const g = (guards[k.replace(/:\d+$/, '')] ??= { keys: 0, fields: 0, mib: 0 });
+          g.keys += 1;
+          g.fields += Number(replies[2 * i + 1]?.[1] ?? 0);
+          g.mib += Number(replies[2 * i]?.[1] ?? 0) / 1048576;
+        });
       } while (gc !== '0');
+      for (const g of Object.values(guards)) g.mib = Math.round(g.mib * 10) / 10;
       redisFigures.catalog_version_hashes = guards;
     } catch (err) {
       redisFigures.error = (err as Error).message;

@@ -7,7 +7,7 @@
 // Version guard. The catalog topics are compacted: Kafka keeps the *last written* record per key, not the
 // newest by platform time. If a late, older update were appended after a newer one, compaction would
 // keep the older one and a replay would rebuild stale state. So the writer remembers, per key, the
-// newest version (updated_at ms) it produced (Redis hash per topic and store) and skips older records.
+// newest version (updated_at ms) it produced (in Redis: version-guard.ts) and skips older records.
 // A tombstone gets the record timestamp max(now, newest + 1), so the projection's version of a delete is
 // always past every update written before it (streams/catalog/ uses the tombstone's record timestamp).
 // Records of one key are written one at a time in this process (a per-key queue), so check-and-produce
@@ -41,6 +41,7 @@ import {
   type ProducedRecord,
   topicConfigs,
 } from '../common/kafka/index.ts';
+import { VersionGuard } from './version-guard.ts';
 import type { Logger } from '../common/logger.ts';
 import { counter, histogram } from '../common/metrics.ts';
 
@@ -89,29 +90,6 @@ const produceSeconds = histogram(
   'Time from handing records to the writer to Kafka acknowledging them',
 );
 
-// KEYS[1] = hash of newest versions; ARGV = now, then (field, ms, tombstone) triples.
-// Returns per record: the version to write (ms; for a tombstone its record timestamp) or -1 = stale.
-const GUARD_LUA = `
-local now = tonumber(ARGV[1])
-local out = {}
-for i = 2, #ARGV, 3 do
-  local f = ARGV[i]
-  local ms = tonumber(ARGV[i + 1])
-  local cur = tonumber(redis.call('HGET', KEYS[1], f) or '-1')
-  if ARGV[i + 2] == '1' then
-    local t = math.max(now, cur + 1)
-    redis.call('HSET', KEYS[1], f, string.format('%d', t))
-    out[#out + 1] = string.format('%d', t)
-  elseif ms >= cur then
-    redis.call('HSET', KEYS[1], f, string.format('%d', ms))
-    out[#out + 1] = string.format('%d', ms)
-  else
-    out[#out + 1] = '-1'
-  end
-end
-return out
-`;
-
 export interface CatalogWriterOptions {
   kafka: Kafka;
   redis: Redis;
@@ -127,9 +105,11 @@ export class CatalogWriter {
   private readonly topics: Record<WriterTopic, string>;
   private producer: Producer | undefined;
   private readonly tails = new Map<string, Promise<void>>();
+  private readonly versions: VersionGuard;
 
   constructor(opts: CatalogWriterOptions) {
     this.opts = opts;
+    this.versions = new VersionGuard(opts.redis);
     const name = (k: WriterTopic) => topicName(opts.config, TOPICS[k].name);
     this.topics = {
       products: name('products'),
@@ -230,37 +210,16 @@ export class CatalogWriter {
     });
   }
 
-  private async guard(records: OutRecord[]): Promise<number[]> {
-    const now = Date.now();
-    const groups = new Map<string, number[]>();
-    records.forEach((r, i) => {
-      const h = `sd:catalog:version:${r.topic}:${r.storeId}`;
-      const list = groups.get(h) ?? [];
-      list.push(i);
-      groups.set(h, list);
-    });
-    const out = new Array<number>(records.length);
-    const pipe = this.opts.redis.pipeline();
-    const order: [string, number[]][] = [...groups];
-    for (const [hash, idx] of order) {
-      const args: string[] = [String(now)];
-      for (const i of idx) {
-        const r = records[i];
-        args.push(r.key, String(Math.max(0, Math.trunc(r.versionMs))), r.value === null ? '1' : '0');
-      }
-      pipe.eval(GUARD_LUA, 1, hash, ...args);
-    }
-    const replies = (await pipe.exec()) ?? [];
-    order.forEach(([, idx], g) => {
-      const [err, res] = replies[g] ?? [new Error('no reply from Redis')];
-      if (err) throw err;
-      (res as string[]).forEach((v, j) => {
-        out[idx[j]] = Number(v);
-      });
-    });
-    // within one batch, a later record of the same key wins only if it is not older than an earlier one
-    // (the script already applied them in order)
-    return out;
+  private guard(records: OutRecord[]): Promise<number[]> {
+    return this.versions.check(
+      records.map((r) => ({
+        topic: r.topic,
+        storeId: r.storeId,
+        key: r.key,
+        versionMs: r.versionMs,
+        tombstone: r.value === null,
+      })),
+    );
   }
 
   /** Run `fn` once every earlier call holding one of `keys` finished (per-key FIFO). */
