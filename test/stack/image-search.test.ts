@@ -137,9 +137,21 @@ describe('image search on the stack', () => {
   });
 
   it('uploads a photo as multipart and searches by its image_id', async () => {
-    const [name, ids] = [...imageLookalikes(d.demo.products())][0];
+    // a look-alike group whose photo, sent inline, is answered led by a planted look-alike (the demo seed is
+    // random, and a near miss may outrank a group's look-alikes: how often is the precision test's subject;
+    // this one is about the upload path)
+    const idsOf = (body: { results: { id: number }[] }) => body.results.map((p) => String(p.id));
+    let chosen: { name: string; ids: string[]; inline: string[] } | undefined;
+    for (const [name, ids] of imageLookalikes(d.demo.products())) {
+      const inline = await searchByImage(await photo(name), { pagination: { limit: ids.length } });
+      if (ids.includes(idsOf(inline.body as never)[0])) {
+        chosen = { name, ids, inline: idsOf(inline.body as never) };
+        break;
+      }
+    }
+    if (!chosen) throw new Error('no look-alike group is led by one of its look-alikes when searched inline');
     const form = new FormData();
-    form.append('image', new Blob([new Uint8Array(await photo(name))], { type: 'image/jpeg' }), 'photo.jpg');
+    form.append('image', new Blob([new Uint8Array(await photo(chosen.name))], { type: 'image/jpeg' }), 'photo.jpg');
     const res = await fetch(`${d.base}/images/upload`, {
       method: 'POST',
       headers: { 'x-storefront-access-token': d.token },
@@ -149,15 +161,11 @@ describe('image search on the stack', () => {
     const { imageId } = (await res.json()) as { imageId: string };
     const r = await d.post<Record<string, any>>('/search/image', {
       image_id: imageId,
-      pagination: { limit: ids.length },
+      pagination: { limit: chosen.ids.length },
     });
     expect(r.res.status).toBe(200);
-    // the uploaded image answers as the same photo sent inline does, led by a planted look-alike (how many
-    // of them come first is the precision test's subject: a near miss may outrank one)
-    const inline = await searchByImage(await photo(name), { pagination: { limit: ids.length } });
-    const idsOf = (body: { results: { id: number }[] }) => body.results.map((p) => String(p.id));
-    expect(idsOf(r.body as never)).toEqual(idsOf(inline.body as never));
-    expect(ids).toContain(idsOf(r.body as never)[0]);
+    // the uploaded image answers as the same photo sent inline does
+    expect(idsOf(r.body as never)).toEqual(chosen.inline);
     // the request event of the search reaches requests_raw with its kind
     await vi.waitFor(
       async () => {
