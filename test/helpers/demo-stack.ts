@@ -30,6 +30,14 @@ export interface DemoStack {
   close(): Promise<void>;
 }
 
+/**
+ * The demo seed of a suite: fixed by its name, so a run is reproducible and a failure can be
+ * replayed; `TEST_SEED=<anything>` varies every suite's store at once (explore other seeds).
+ */
+export function testSeed(name: string): string {
+  return process.env.TEST_SEED ? `${name}-${process.env.TEST_SEED}` : name;
+}
+
 /** a demo store generated for the running test stack (image URLs on its app) */
 export function generateTestDemo(opts: {
   name: string;
@@ -38,7 +46,7 @@ export function generateTestDemo(opts: {
   seed?: string;
 }): DemoStore {
   return generateDemoStore({
-    seed: opts.seed ?? `${opts.name}-${process.pid}-${Date.now()}`,
+    seed: opts.seed ?? testSeed(opts.name),
     products: opts.products,
     sessions: opts.sessions ?? 50,
     imageBaseUrl: `${stack().httpUrl}/demo/images`,
@@ -49,7 +57,7 @@ export async function demoStack(opts: {
   name: string;
   products: number;
   sessions?: number;
-  /** default: unique per run */
+  /** default: testSeed(name) */
   seed?: string;
   /** a store generated already (generateTestDemo), else one is generated from the options above */
   demo?: DemoStore;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateDemoStore } from '../../services/demo/generator/generator.ts';
 import { parseImageName, renderImage } from '../../services/demo/generator/images.ts';
 import { PRODUCT_TYPES } from '../../services/demo/generator/vocab.ts';
-import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
+import { type DemoStack, demoStack, testSeed } from '../helpers/demo-stack.ts';
 import { sql } from '../helpers/stack.ts';
 
 let d: DemoStack;
@@ -24,7 +24,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const demo = generateDemoStore({
-    seed: `content-search-${process.pid}-${Date.now()}`,
+    seed: testSeed('content-search'),
     products: 200,
     sessions: 50,
     imageBaseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/img`,

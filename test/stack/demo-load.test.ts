@@ -22,6 +22,7 @@ import { createLogger } from '../../services/common/logger.ts';
 import { createRedis } from '../../services/common/redis.ts';
 import { sql, stack } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
+import { testSeed } from '../helpers/demo-stack.ts';
 
 const log = createLogger('demo-load-test', 'warn');
 
@@ -53,7 +54,7 @@ describe('demo store loaded into the running stack', () => {
     logger: log,
   });
   const store = generateDemoStore({
-    seed: `stack-${process.pid}-${Date.now()}`,
+    seed: testSeed('stack'),
     products: 400,
     sessions: 400,
     imageBaseUrl: `${s.httpUrl}/demo/images`,

@@ -16,7 +16,7 @@ import {
   visibleAt,
 } from '../../services/demo/generator/quality.ts';
 import { serveDemoImages, type DemoImageServer } from '../helpers/demo-images.ts';
-import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
+import { type DemoStack, demoStack, testSeed } from '../helpers/demo-stack.ts';
 import { sql } from '../helpers/stack.ts';
 
 const PRODUCTS = 300;
@@ -38,7 +38,7 @@ beforeAll(async () => {
   images = await serveDemoImages();
   const base = images.base;
   const demo = generateDemoStore({
-    seed: `image-search-${process.pid}-${Date.now()}`,
+    seed: testSeed('image-search'),
     products: PRODUCTS,
     sessions: 50,
     imageBaseUrl: base,

@@ -12,7 +12,7 @@ import { DEMO_BLOCKS, DEMO_MERCH_COLLECTION } from '../../services/demo/generato
 import { createClient, createTracker, SDK_NAME, SDK_VERSION } from '../../services/sdk/index.ts';
 import { type PreparedRecord, SearchState } from '../../services/storefront/search/prepared.ts';
 import { type DemoImageServer, serveDemoImages } from '../helpers/demo-images.ts';
-import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
+import { type DemoStack, demoStack, testSeed } from '../helpers/demo-stack.ts';
 import { sql, stack } from '../helpers/stack.ts';
 
 let d: DemoStack;
@@ -32,7 +32,7 @@ beforeAll(async () => {
     name: 'sdk client',
     products: 120,
     demo: generateDemoStore({
-      seed: `sdk-client-${process.pid}-${Date.now()}`,
+      seed: testSeed('sdk-client'),
       products: 120,
       sessions: 50,
       imageBaseUrl: images.base,

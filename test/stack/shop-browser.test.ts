@@ -17,7 +17,7 @@ import { visibleAt } from '../../services/demo/generator/quality.ts';
 import { FREE_SHIPPING_THRESHOLD } from '../../services/shop/module.ts';
 import { createClient } from '../../services/sdk/index.ts';
 import { type DemoImageServer, serveDemoImages } from '../helpers/demo-images.ts';
-import { type DemoStack, demoStack } from '../helpers/demo-stack.ts';
+import { type DemoStack, demoStack, testSeed } from '../helpers/demo-stack.ts';
 import { sql, stack } from '../helpers/stack.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts/shop');
@@ -45,7 +45,7 @@ beforeAll(async () => {
     name: 'shop browser',
     products: 120,
     demo: generateDemoStore({
-      seed: `shop-${process.pid}-${Date.now()}`,
+      seed: testSeed('shop'),
       products: 120,
       sessions: 50,
       imageBaseUrl: images.base,

@@ -22,6 +22,7 @@ import { createRedis } from '../../services/common/redis.ts';
 import { DEMO_SUGGEST_PREFIX, demoCurl } from '../../services/demo/module.ts';
 import { sql, stack } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
+import { testSeed } from '../helpers/demo-stack.ts';
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 const REQUESTS = TOPICS.requests.name;
@@ -410,7 +411,7 @@ describe('the request `npm start` prints for the demo store', () => {
     });
     // a demo store of its own (any seed: every demo store plants its trending burst the same way)
     const store = generateDemoStore({
-      seed: `curl-${process.pid}-${Date.now()}`,
+      seed: testSeed('curl'),
       products: 200,
       sessions: 120,
       imageBaseUrl: `${s.httpUrl}/demo/images`,

@@ -91,7 +91,9 @@ describe('app restart', () => {
           ).text()
         ).trim(),
       );
-    await expect.poll(sunk, { timeout: 15_000 }).toBe(Number(last.offset));
+    // (a fresh stack's processors join their group and open chDB while the test run keeps both cores
+    // busy: 15 s was once too short in a full run)
+    await expect.poll(sunk, { timeout: 60_000 }).toBe(Number(last.offset));
     const before = await projected(a.storeId);
     expect(before).toContain(`"item_id":"${SAMPLE_BLOCK_ID}"`);
     expect(before).not.toContain('"synonym"');
