@@ -75,6 +75,13 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^(always|\d+)$/, "expected 'always' or a number of milliseconds")
     .default('always'),
+  /**
+   * app process: V8's heap growing factor as a percentage over the live heap (50 → the next full
+   * collection at 1.5 × what survived the last one), for every isolate of the process (the read API's
+   * and the worker threads'); 0 = V8's own heuristic, which on a host with ≥ 2 GiB of heap limit lets a
+   * heap reach up to 4 × its live size before collecting (docs/decisions.md, issue #21)
+   */
+  V8_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(300).default(50),
   /** build identifier sent as x-service-build */
   SERVICE_BUILD: z.string().min(1).optional(),
   /** start the analysts' read-only SQL endpoint (single-node mode) */
