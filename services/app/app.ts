@@ -1,5 +1,6 @@
 // The single-node composer: one process with ClickHouse (chDB) in it, the public HTTP server, the
 // analysts' SQL endpoint and every module (intake, registry, processors, read API, site).
+import v8 from 'node:v8';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { dbOptionsFromConfig, openDb } from '../../clickhouse/client.ts';
 import { startSqlEndpoint } from '../../clickhouse/http-endpoint.ts';
@@ -24,6 +25,11 @@ export interface RunningApp {
 }
 
 export async function startApp(config: Config, modules: AppModule[]): Promise<RunningApp> {
+  // before the modules start their worker threads: V8's flags are the process's, and every isolate reads
+  // this one whenever it sets its next collection limit (as a node command-line flag it would be refused
+  // by new Worker() in the inherited execArgv)
+  if (config.V8_HEAP_GROWING_PERCENT > 0)
+    v8.setFlagsFromString(`--heap-growing-percent=${config.V8_HEAP_GROWING_PERCENT}`);
   const logger = createLogger('app', config.LOG_LEVEL);
   const closers: (() => Promise<void> | void)[] = [];
   const urls: Record<string, string> = {};

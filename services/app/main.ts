@@ -1,14 +1,9 @@
 // Entry point of the app process (started by deploy/local/start.ts, or on its own in distributed mode).
-import v8 from 'node:v8';
 import { loadConfigOrExit } from '../common/config.ts';
 import { startApp } from './app.ts';
 import { modules } from './modules.ts';
 
 const config = loadConfigOrExit();
-// before the modules start their worker threads: V8's flags are the process's, every isolate reads this one
-// whenever it sets its next collection limit (a node command-line flag would be refused by new Worker()).
-if (config.V8_HEAP_GROWING_PERCENT > 0)
-  v8.setFlagsFromString(`--heap-growing-percent=${config.V8_HEAP_GROWING_PERCENT}`);
 const app = await startApp(config, modules).catch((err) => {
   process.stderr.write(`app failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
