@@ -1,12 +1,13 @@
 // Server-side enrichment shared by the beacon (engagement events) and the read API (request events):
-// client IP behind trusted proxies, geo from IP (geoip-lite), device type / browser / OS from the
-// User-Agent (ua-parser-js 1.x), the bot flag (isbot) and the shopping channel (app vs web).
+// client IP behind trusted proxies, geo from IP (geoip-lite's data, compacted by geo-table.ts), device type /
+// browser / OS from the User-Agent (ua-parser-js 1.x), the bot flag (isbot) and the shopping channel (app vs web).
 //
 // Nothing here trusts the client: X-Forwarded-For is honoured only when the direct peer is a
 // configured trusted proxy, and the caller overwrites any enrichment fields a client sent.
 import { createRequire } from 'node:module';
 import { BlockList, isIP } from 'node:net';
 import { isbot } from 'isbot';
+import { type Geo, GeoTable, NO_GEO } from './geo-table.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -166,36 +167,18 @@ export function clientIp(
 
 // ---------------------------------------------------------------- geo
 
-export interface Geo {
-  /** ISO 3166-1 alpha-2, upper case */
-  country: string | null;
-  /** subdivision code (ISO 3166-2 suffix), upper case */
-  region: string | null;
-  /** city name, lower case (as the reference product stores it) */
-  city: string | null;
-}
+export type { Geo } from './geo-table.ts';
 
-interface GeoLookup {
-  lookup(ip: string): { country?: string; region?: string; city?: string } | null;
-}
-
-let geoip: GeoLookup | undefined;
-/** Load geoip-lite's in-memory database (~0.3 s, ~100 MB). Called at start-up so the first request does not pay it. */
+let geoTable: GeoTable | undefined;
+/** Load the geo table (geoip-lite's data, compacted: ≈ 0.5 s, 33 MB; geo-table.ts). Called at start-up so
+ *  the first request does not pay it. */
 export function loadGeoDatabase(): void {
-  geoip ??= require('geoip-lite') as GeoLookup;
+  geoTable ??= new GeoTable();
 }
 
-const NO_GEO: Geo = Object.freeze({ country: null, region: null, city: null });
-
-/** Geo of an IP address from geoip-lite; private, loopback and unknown addresses give all-null. */
+/** Geo of an IP address (GeoLite2 through geoip-lite's data); private, loopback and unknown addresses give all-null. */
 export function geoFromIp(ip: string | null | undefined): Geo {
   if (!ip) return NO_GEO;
   loadGeoDatabase();
-  const r = geoip!.lookup(ip);
-  if (!r) return NO_GEO;
-  return {
-    country: r.country || null,
-    region: r.region || null,
-    city: r.city ? r.city.toLowerCase() : null,
-  };
+  return (geoTable as GeoTable).lookup(ip);
 }
