@@ -30,6 +30,14 @@ export interface RequestEventEmitterOptions<E> {
   lingerMs?: number;
   /** record key; default: store_id + (session_id | device_id | request_id) */
   key?: (event: E) => string;
+  /**
+   * ms per partition: the events of one window go to one partition, the next window's to the next
+   * (kafka windowPartitioner; the requests processor then writes one or two inserts per fetch instead
+   * of one per partition — nothing reads these events per key). 0 = by the key's hash. Default 1 000.
+   */
+  partitionWindowMs?: number;
+  /** the clock of the partition windows (tests) */
+  now?: () => number;
   /** an already created producer (tests); default: an idempotent producer on `kafka` */
   producer?: ProducerClient;
 }
@@ -70,7 +78,9 @@ export function createRequestEventEmitter<E = Record<string, unknown>>(
   const producer =
     opts.producer ??
     createProducerClient(opts.kafka, {
-      keyHashPartitioner: true,
+      ...((opts.partitionWindowMs ?? 1_000) > 0
+        ? { partitionWindow: { ms: opts.partitionWindowMs ?? 1_000, now: opts.now } }
+        : { keyHashPartitioner: true }),
       retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
     });
   const emitted = emittedTotal();

@@ -1,6 +1,6 @@
 // The request-event emitter: fire-and-forget into a bounded buffer, batches into Kafka, drops counted,
 // never throws — whether Kafka is up, down, or the event cannot be encoded.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { requestEventAvro } from '../../schemas/avro/index.ts';
 import { createValueCodec } from '../../services/common/kafka/codec.ts';
 import { type RequestEvent, requestEvent } from '../../schemas/requests.ts';
@@ -82,6 +82,43 @@ describe('request-event emitter', () => {
       expect(g?.value).toEqual(e);
       expect(g?.key).toBe(`store-req:${e.session_id}`);
     }
+  });
+
+  it('sends the events of one time window to one partition and the next window to the next', async () => {
+    const kafka = createKafka(broker.brokers, 'req-test-window', logger);
+    const windowTopic = `req-window-${process.pid}.${TOPICS.requests.name}`;
+    await codec.register(windowTopic, requestEventAvro);
+    await ensureTopics(kafka, [topicConfig('requests', windowTopic)], logger);
+    let clock = 5_000_000;
+    const emitter = createRequestEventEmitter<RequestEvent>({
+      kafka,
+      codec,
+      topic: windowTopic,
+      logger,
+      lingerMs: 5,
+      partitionWindowMs: 1_000,
+      now: () => clock,
+    });
+    const sessionsOf = (w: number) => Array.from({ length: 12 }, (_, i) => sample(w * 100 + i));
+    const windows = [sessionsOf(0), sessionsOf(1), sessionsOf(2)];
+    for (const events of windows) {
+      for (const e of events) emitter.emit(e);
+      await vi.waitFor(() => expect(emitter.buffered).toBe(0));
+      clock += 1_000;
+    }
+    await emitter.close();
+    const records = await readTopic(kafka, windowTopic, { count: 36 });
+    const partitionOf = new Map<string, number>();
+    for (const r of records)
+      partitionOf.set((await codec.decode<RequestEvent>(r.value, windowTopic)).value.request_id, r.partition);
+    const used = windows.map((events) => new Set(events.map((e) => partitionOf.get(e.request_id))));
+    // each window's events (three sessions, keys that hash to different partitions) share one partition …
+    for (const u of used) expect(u.size).toBe(1);
+    // … and consecutive windows take consecutive partitions
+    const [a, b, c] = used.map((u) => [...u][0] as number);
+    const n = TOPICS.requests.partitions;
+    expect(b).toBe((a + 1) % n);
+    expect(c).toBe((a + 2) % n);
   });
 
   it('never throws or blocks when Kafka is unreachable: the buffer is bounded and drops are counted', async () => {

@@ -19,6 +19,7 @@ export {
   type ProducerClientOptions,
   ensureTopics,
   HashPartitioner,
+  windowPartitioner,
   topicCleanupPolicy,
 } from './kafkajs/client.ts';
 export {

@@ -95,9 +95,30 @@ export const HashPartitioner: ICustomPartitioner = () => (args: PartitionerArgs)
   return keyHash(bytes) % n;
 };
 
+/**
+ * A partition per time window for records whose order and placement nothing depends on (the read API's
+ * request events): every record produced within one window goes to the same partition, the next
+ * window to the next one, starting from a partition chosen per producer. A consumer that writes each
+ * partition's chunk as its own insert (streams/runtime) then writes one or two inserts per fetch
+ * instead of one per partition, while the load still spreads over all partitions across windows (and
+ * producers of several processes start at different partitions). An explicit `partition` wins.
+ */
+export function windowPartitioner(windowMs: number, now: () => number = Date.now): ICustomPartitioner {
+  return () => {
+    const start = Math.floor(Math.random() * 1024);
+    return (args: PartitionerArgs) => {
+      const message = args.message as HashedMessage;
+      if (message.partition !== undefined && message.partition !== null) return message.partition;
+      return (start + Math.floor(now() / windowMs)) % args.partitionMetadata.length;
+    };
+  };
+}
+
 export interface ProducerClientOptions {
   /** the DefaultPartitioner's key → partition mapping, taking a record's precomputed `keyHash` (HashPartitioner) */
   keyHashPartitioner?: boolean;
+  /** instead: a partition per time window (windowPartitioner), for records placed by no key */
+  partitionWindow?: { ms: number; now?: () => number };
   /** retries of a produce call (kafkajs' retry: retries, initialRetryTime, maxRetryTime in ms) */
   retry?: { retries: number; initialRetryTime: number; maxRetryTime: number };
   /** produce requests in flight per broker (default 5; 1 keeps strict order across retries) */
@@ -137,6 +158,9 @@ export function chunksByBytes(records: ProducedRecord[], max: number): ProducedR
 export function createProducerClient(kafka: Kafka, opts: ProducerClientOptions = {}): LocatingProducerClient {
   const producer = createIdempotentProducer(kafka, {
     ...(opts.keyHashPartitioner ? { createPartitioner: HashPartitioner } : {}),
+    ...(opts.partitionWindow
+      ? { createPartitioner: windowPartitioner(opts.partitionWindow.ms, opts.partitionWindow.now) }
+      : {}),
     ...(opts.retry ? { retry: opts.retry } : {}),
     ...(opts.maxInFlightRequests ? { maxInFlightRequests: opts.maxInFlightRequests } : {}),
   });
