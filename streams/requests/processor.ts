@@ -26,6 +26,10 @@ export const requestsProcessor: Processor<RequestEvent> = {
   },
   parse: (value) => zodParse(RequestEventSchema, value),
   dedupKey: (r) => `${r.store_id}:${r.request_id}`,
+  // request ids are the read API's own (one ULID per request): one repeats only when the emitter's
+  // producer retries a send, within seconds. An hour's claims instead of 72 h's: one claim per read request
+  // held 1–1.5× the horizon (≈ 100 B each in Redis) would be most of Redis at storefront read rates
+  dedupHorizonHours: 1,
   ledger: { table: 'requests_raw', idColumn: 'request_id', timeColumn: 'ts' },
   async process(batch: Decoded<RequestEvent>[], ctx: ProcessContext): Promise<ProcessResult> {
     const rows = batch.map((d) => requestRow(d));

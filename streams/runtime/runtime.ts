@@ -97,7 +97,7 @@ export class ProcessorRunner<T> {
     this.journal = new BatchJournal(deps.redis, this.groupId);
     this.claims = new Claims(
       deps.redis,
-      opts.dedupHorizonHours,
+      Math.min(processor.dedupHorizonHours ?? opts.dedupHorizonHours, opts.dedupHorizonHours),
       processor.ledger
         ? { db: deps.db, spec: processor.ledger, logger: deps.logger.child({ processor: processor.name }) }
         : undefined,

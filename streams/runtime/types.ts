@@ -120,6 +120,13 @@ export interface Processor<T> {
   /** key for duplicate suppression (event_id, order_id…); undefined = never a duplicate. Never asked
    *  for tombstones: a delete is not a repeat of its key's upsert, and applying it twice is harmless */
   dedupKey?(value: T): string | undefined;
+  /**
+   * hours a claim of `dedupKey` must outlive its first write when that is shorter than
+   * STREAMS_DEDUP_HORIZON_HOURS: ids made by our own services, which repeat only through a producer's
+   * retries within seconds, not through a client resending hours later. Each claim holds Redis memory
+   * for 1–1.5× the horizon, one per message. Default: STREAMS_DEDUP_HORIZON_HOURS.
+   */
+  dedupHorizonHours?: number;
   /** where the ids of `dedupKey` (or of the processor's keyed state) are stored with their log position;
    *  consulted only where Redis lost what it knew: its dedup claims (streams/runtime/claims.ts), so a
    *  client retry still counts once, and keyed state it has no record of (`ctx.ledgerRows`) */

@@ -1,7 +1,7 @@
 // A `batched` processor's fetch waits out STREAMS_BATCHED_LINGER_MS, a fresh one only STREAMS_LINGER_MS:
 // the same trickle of messages (one every 10 ms into one partition) reaches ClickHouse in a chunk or two
 // for the request events (one insert per table each, whatever its size) and in many for the engagement
-// events, and both arrive whole.
+// events, and both arrive whole. Each processor's dedup claims live for its own horizon.
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../../services/common/metrics.ts';
@@ -37,7 +37,7 @@ describe('fetch linger per processor', () => {
     await h?.stop();
   });
 
-  it('gathers a trickle of request events into one or two chunks, engagement events into many', async () => {
+  it('gathers a trickle of request events into one or two chunks, engagement events into many; each keeps its claims for its horizon', async () => {
     const store = `linger-${ulid().toLowerCase()}`;
     const session = 'one-session'; // one key: one partition each
     const at = new Date().toISOString();
@@ -76,5 +76,17 @@ describe('fetch linger per processor', () => {
     expect(requestChunks).toBeGreaterThanOrEqual(1);
     expect(requestChunks).toBeLessThanOrEqual(2);
     expect(eventChunks).toBeGreaterThanOrEqual(4);
+
+    // the request ids' claims are held for the requests processor's own horizon (1 h: its ids are the
+    // read API's), the event ids' for STREAMS_DEDUP_HORIZON_HOURS (72 h)
+    const ttlHours = async (topic: string) => {
+      const [bucket] = await h.redis.keys(`sd:streams:claims:${topic}:{${store}}:*`);
+      expect(await h.redis.hlen(bucket)).toBe(40);
+      return (await h.redis.pttl(bucket)) / 3_600_000;
+    };
+    const requestsTtl = await ttlHours(h.infra.topic('requests'));
+    expect(requestsTtl).toBeGreaterThan(0);
+    expect(requestsTtl).toBeLessThanOrEqual(1.5);
+    expect(await ttlHours(h.infra.topic('events'))).toBeGreaterThan(71.9);
   });
 });
