@@ -180,6 +180,38 @@ try {
   }
   sub.disconnect();
 
+  // ---- a trickle: what the processors cost at a low, steady rate (engagement events over many sessions)
+  const TRICKLE_RATE = 50;
+  const TRICKLE_SECONDS = 15;
+  const eventsRunner = streams.runners.get('events');
+  const chunks0 = eventsRunner?.stats.chunks ?? 0;
+  const tc0 = process.cpuUsage();
+  const tt0 = performance.now();
+  let trickled = 0;
+  while (performance.now() - tt0 < TRICKLE_SECONDS * 1000) {
+    const due = Math.floor(((performance.now() - tt0) / 1000) * TRICKLE_RATE);
+    const batch: { key: string; value: ReturnType<typeof enrichedEvent> }[] = [];
+    for (; trickled < due; trickled++) {
+      const session = `trickle-${trickled % 500}`;
+      batch.push({
+        key: `trickle:${session}`,
+        value: enrichedEvent({
+          event_type: 'product_view',
+          store_id: 'trickle',
+          session_id: session,
+          timestamp: new Date().toISOString(),
+          product_id: String(1 + (trickled % 97)),
+        }),
+      });
+    }
+    if (batch.length) await produce(infra, 'events', batch);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await waitCaughtUp(infra.kafka, groups, 60_000);
+  const trickleSeconds = (performance.now() - tt0) / 1000;
+  const trickleCores = cpuSeconds(tc0) / trickleSeconds;
+  const trickleChunks = (eventsRunner?.stats.chunks ?? 0) - chunks0;
+
   // ---- replay speed
   const rc0 = process.cpuUsage();
   const replay = await runReplay(
@@ -197,6 +229,9 @@ try {
     ratio_to_bare_insert: rate / baselineRate,
     freshness_co_view_p95_ms: pct(coViewMs, 95),
     freshness_trending_p95_ms: pct(trendingMs, 95),
+    trickle_events_per_second: TRICKLE_RATE,
+    trickle_cpu_cores: trickleCores,
+    trickle_events_chunks_per_second: trickleChunks / trickleSeconds,
   });
   recordFigures('replay', {
     events_per_second: replay.eventsPerSecond,
@@ -212,6 +247,7 @@ try {
       `  baseline, raw rows straight into events_raw: ${f(baselineRate)} rows/s (${f(rows.length / baselineCpu)} per CPU-second) → pipeline/baseline = ${(rate / baselineRate).toFixed(2)}`,
       `  freshness, produce ack → agg:trending notification: p50 ${pct(trendingMs, 50)?.toFixed(0)} ms, p95 ${pct(trendingMs, 95)?.toFixed(0)} ms (n=${trendingMs.length})`,
       `  freshness, produce ack → co_view_pairs queryable:   p50 ${pct(coViewMs, 50)?.toFixed(0)} ms, p95 ${pct(coViewMs, 95)?.toFixed(0)} ms (n=${coViewMs.length})`,
+      `  a trickle of ${TRICKLE_RATE} engagement events/s for ${TRICKLE_SECONDS} s: ${(trickleCores * 100).toFixed(0)} % of a core (this process), the events processor in ${(trickleChunks / trickleSeconds).toFixed(1)} chunks/s (${(trickled / Math.max(1, trickleChunks)).toFixed(1)} events each; a chunk's inserts cost about the same however few its rows)`,
       `  replay of the events processor: ${f(replay.eventsPerSecond)} events/s (${f(replay.messages)} messages in ${replay.seconds.toFixed(1)} s incl. shadow DDL and cut-over; ${replay.differences} differences; ${f(replay.messages / replayCpu)} events per CPU-second incl. compare and swap)`,
       `    phases: shadow DDL ${replay.phaseSeconds.prepare.toFixed(2)} s, consume ${replay.phaseSeconds.consume.toFixed(2)} s (${f(replay.messages / Math.max(0.001, replay.phaseSeconds.consume))} events/s), compare ${replay.phaseSeconds.compare.toFixed(2)} s, swap ${replay.phaseSeconds.swap.toFixed(2)} s; ${replay.chunks.count} chunks (avg ${f(replay.chunks.messages / Math.max(1, replay.chunks.count))}), first chunk ${replay.chunks.firstChunkAfterSeconds.toFixed(2)} s after the consumer started, last committed at ${replay.chunks.lastChunkAfterSeconds.toFixed(2)} s`,
       `    µs/message summed over partitions: ${Object.entries(replay.chunks.stageMs)
