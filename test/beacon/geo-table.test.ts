@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Geo, GeoTable } from '../../services/common/geo-table.ts';
+import { rng as prng } from '../streams/helpers.ts';
 
 const require = createRequire(import.meta.url);
 const DATA = path.join(path.dirname(require.resolve('geoip-lite/package.json')), 'data');
@@ -20,18 +21,6 @@ function reference(geoip: GeoipLite, ip: string): Geo {
   return r
     ? { country: r.country || null, region: r.region || null, city: r.city ? r.city.toLowerCase() : null }
     : { country: null, region: null, city: null };
-}
-
-/** deterministic PRNG (mulberry32), so a failure names a reproducible address */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const v4 = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
