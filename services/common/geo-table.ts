@@ -24,10 +24,13 @@ import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 
-/** Country (ISO 3166-1 alpha-2), region (subdivision code) and city (lower case); null when unknown. */
+/** Where an address is; each field null when unknown. */
 export interface Geo {
+  /** ISO 3166-1 alpha-2, upper case */
   country: string | null;
+  /** subdivision code (ISO 3166-2 suffix), upper case */
   region: string | null;
+  /** city name, lower case (as the reference product stores it) */
   city: string | null;
 }
 
