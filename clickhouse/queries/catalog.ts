@@ -683,21 +683,25 @@ export async function storePrices(
     price: string;
     compare_at_price: string | null;
   }>(
-    // aliases differ from the column names: a WHERE clause would otherwise see the String aliases
+    // aliases differ from the column names: a WHERE clause would otherwise see the String aliases.
+    // Two IN sets (hashed once) rather than a (list, variant) pair test: `has(array, tuple)` scans the
+    // array for every row, minutes for a backlog of changed prices; the exact pairs are kept below.
     `SELECT price_list_id AS list, toString(variant_id) AS vid, toString(product_id) AS pid,
             toString(currency) AS currency, toString(price) AS price, toString(compare_at_price) AS compare_at_price
      FROM catalog_prices_current
      WHERE store_id = {store:String}
-       AND ({all:UInt8} = 1 OR has(arrayZip({lists:Array(String)}, {vids:Array(UInt64)}), (price_list_id, variant_id)))`,
+       AND ({all:UInt8} = 1 OR (variant_id IN {vids:Array(UInt64)} AND price_list_id IN {lists:Array(String)}))`,
     {
       store: storeId,
       all: only ? 0 : 1,
-      lists: (only ?? []).map((o) => o.priceListId),
-      vids: (only ?? []).map((o) => BigInt(o.variantId)),
+      lists: [...new Set((only ?? []).map((o) => o.priceListId))],
+      vids: [...new Set((only ?? []).map((o) => o.variantId))].map(BigInt),
     },
   );
+  const wanted = only && new Set(only.map((o) => `${o.priceListId}\n${o.variantId}`));
   const out = new Map<string, Map<string, PriceView>>();
   for (const r of rows) {
+    if (wanted && !wanted.has(`${r.list}\n${r.vid}`)) continue;
     let list = out.get(r.list);
     if (!list) out.set(r.list, (list = new Map()));
     list.set(r.vid, {

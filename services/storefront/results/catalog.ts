@@ -5,8 +5,10 @@
 //
 // Freshness: a catalog processor publishes the record keys of each chunk after its insert; the index
 // re-reads exactly those records (a point read by primary key) and swaps them in, so a change is served
-// within the processor's linger + one read (typically 150-400 ms). Pub/sub has no replay: on every
-// (re)subscription the index reloads each loaded store in full. Ranking signals (revenue, trending,
+// within the processor's linger + one read (typically 150-400 ms). A backlog (a bulk import arriving
+// while a store loads) is read back in slices of at most `sliceKeys` keys, each swapped in whole, so no
+// read grows with the backlog; a backlog larger than the store itself reloads the store instead. Pub/sub
+// has no replay: on every (re)subscription the index reloads each loaded store in full. Ranking signals (revenue, trending,
 // popularity) are aggregates of the event streams and are re-read every `signalsRefreshMs` (60 s).
 //
 // A store is loaded on its first request (the request waits for the load) and at start-up for every
@@ -229,9 +231,34 @@ export interface CatalogIndexOptions {
   logger: Logger;
   /** ranking signals re-read every this many ms (default 60 s) */
   signalsRefreshMs?: number;
+  /** record keys read back per swap at most (default 2 000) */
+  sliceKeys?: number;
+  /** a backlog of more keys than this (and than the store has products) reloads the store (default 20 000) */
+  reloadBacklogKeys?: number;
 }
 
 const PAGE = 5_000;
+
+/** `changes` cut into runs of at most `max` keys, in order (a change may be split) */
+export function sliceChanges(changes: readonly CatalogChange[], max: number): CatalogChange[][] {
+  const out: CatalogChange[][] = [];
+  let run: CatalogChange[] = [];
+  let size = 0;
+  for (const change of changes)
+    for (let i = 0; i < change.keys.length; ) {
+      const keys = change.keys.slice(i, i + max - size);
+      run.push({ ...change, keys });
+      size += keys.length;
+      i += keys.length;
+      if (size === max) {
+        out.push(run);
+        run = [];
+        size = 0;
+      }
+    }
+  if (run.length) out.push(run);
+  return out;
+}
 
 function sameSignals(a: ReadonlyMap<string, ProductSignal>, b: ReadonlyMap<string, ProductSignal>): boolean {
   if (a.size !== b.size) return false;
@@ -253,8 +280,9 @@ export class CatalogIndex {
   private flushing: Promise<void> | null = null;
   private signalsTimer: NodeJS.Timeout | null = null;
   private closed = false;
-  /** changes applied since start (metrics, tests) */
+  /** changes applied since start, and store (re)loads (metrics, tests) */
   changesApplied = 0;
+  loads = 0;
   lastChangeAt = 0;
 
   constructor(opts: CatalogIndexOptions) {
@@ -361,6 +389,7 @@ export class CatalogIndex {
     for (const m of metaobjects) c.metaobjects.set(m.gid, m);
     await this.loadSignals(c);
     c.version = (this.loaded.get(storeId)?.version ?? 0) + 1;
+    this.loads++;
     this.opts.logger.info(
       { store: storeId, products: c.products.size, collections: c.collections.size, ms: Date.now() - started },
       'catalog index: store loaded',
@@ -404,12 +433,26 @@ export class CatalogIndex {
         for (const [storeId, changes] of batch) {
           const c = this.loaded.get(storeId);
           if (!c) continue;
-          try {
-            await this.apply(c, changes);
-          } catch (err) {
-            // a failed read-back: reload the store from the tables rather than serve a half-applied change
-            this.opts.logger.warn({ err: (err as Error).message, store: storeId }, 'catalog index: change not applied');
+          const keys = changes.reduce((n, change) => n + change.keys.length, 0);
+          if (keys > Math.max(this.opts.reloadBacklogKeys ?? 20_000, c.products.size)) {
+            // cheaper read whole; changes published meanwhile are applied after it
             this.reload(storeId);
+            continue;
+          }
+          for (const slice of sliceChanges(changes, this.opts.sliceKeys ?? 2_000)) {
+            // a reload swapped in meanwhile has read every change queued before it began
+            if (this.loaded.get(storeId) !== c) break;
+            try {
+              await this.apply(c, slice);
+            } catch (err) {
+              // a failed read-back: reload the store from the tables rather than serve a half-applied change
+              this.opts.logger.warn(
+                { err: (err as Error).message, store: storeId },
+                'catalog index: change not applied',
+              );
+              this.reload(storeId);
+              break;
+            }
           }
         }
       }

@@ -1,0 +1,158 @@
+// The read API's catalog index under a backlog: a bulk import that lands while a store is loaded reaches
+// the index through the real publisher (streams/catalog/notify.ts) and Redis pub/sub, and is read back in
+// bounded slices (or by a reload when the backlog outgrows the store), collections and prices included.
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../clickhouse/client.ts';
+import { migrate } from '../../clickhouse/migrate.ts';
+import { avroType } from '../../schemas/avro/logical-types.ts';
+import { CATALOG_AVRO, type CatalogTopicKey } from '../../schemas/catalog.ts';
+import { normalizeCollection, normalizePrice, normalizeProduct } from '../../services/catalog/normalize.ts';
+import { createLogger } from '../../services/common/logger.ts';
+import { CatalogIndex } from '../../services/storefront/results/catalog.ts';
+import { CATALOG_PROCESSORS } from '../../streams/catalog/index.ts';
+import type { Decoded, ProcessContext } from '../../streams/runtime/types.ts';
+import { shopifyCollection, shopifyProduct } from '../catalog/fixtures.ts';
+import { privateDb } from '../helpers/chdb.ts';
+import { type RedisServer, startRedis } from '../helpers/redis.ts';
+
+const logger = createLogger('catalog-index-test', 'silent');
+const now = '2026-01-01T00:00:00.000Z';
+let db: Db;
+let redis: RedisServer;
+let pub: Redis;
+const subs: Redis[] = [];
+const indexes: CatalogIndex[] = [];
+
+beforeAll(async () => {
+  db = await privateDb(`catalog_index_${process.pid}`);
+  await migrate(db);
+  redis = await startRedis();
+  pub = new Redis(redis.url);
+});
+afterAll(async () => {
+  for (const i of indexes) await i.close();
+  for (const r of [pub, ...subs]) r.disconnect();
+  await redis?.stop();
+  await db?.close();
+});
+
+/** the largest array among a query's parameters (ids, keys) */
+function recording(inner: Db): { db: Db; largest: () => number; reset: () => void } {
+  let largest = 0;
+  const db = new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop !== 'query') return Reflect.get(target, prop, receiver);
+      return (sql: string, params?: Record<string, unknown>) => {
+        for (const v of Object.values(params ?? {})) if (Array.isArray(v)) largest = Math.max(largest, v.length);
+        return target.query(sql, params);
+      };
+    },
+  });
+  return { db, largest: () => largest, reset: () => (largest = 0) };
+}
+
+let offset = 0n;
+/** one processor chunk: Avro, parse, insert, then the processor's own agg:catalog publication */
+async function deliver(topic: CatalogTopicKey, values: unknown[]): Promise<void> {
+  const p = CATALOG_PROCESSORS.find((x) => x.catalogTopic === topic);
+  if (!p) throw new Error(topic);
+  const type = avroType(CATALOG_AVRO[topic]);
+  const batch: Decoded<unknown>[] = values.map((v) => {
+    const parsed = p.parse(type.fromBuffer(type.toBuffer(v)));
+    if (!parsed.ok) throw new Error(parsed.reason);
+    return { value: parsed.value, position: { topic, partition: 0, offset: offset++ }, brokerTime: Date.now() };
+  });
+  const ctx = { db, redis: pub, logger, replay: false } as Partial<ProcessContext> as ProcessContext;
+  const result = await p.process(batch as never, ctx, 0);
+  for (const w of result.writes) await db.insert(w.table, w.rows, { dedupToken: `${topic}/${offset}/${w.table}` });
+  await result.afterWrite?.();
+}
+
+function bulk(store: string, from: number, n: number) {
+  const ids = Array.from({ length: n }, (_, i) => from + i);
+  const products = ids.map((id) => {
+    const variant = { ...shopifyProduct().variants[0], id: id + 1_000_000, product_id: id, inventory_item_id: null };
+    const r = normalizeProduct(
+      store,
+      shopifyProduct({ id, handle: `bulk-${id}`, title: `Bulk ${id}`, variants: [variant], images: [] }),
+      { source: 'import', now },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r.issues));
+    return r.value.product;
+  });
+  const prices = ids.map((id) => {
+    const r = normalizePrice(
+      store,
+      { price_list_id: 'pl-bulk', variant_id: id + 1_000_000, currency: 'EUR', price: '9.00' },
+      {
+        source: 'import',
+        now,
+      },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r.issues));
+    return r.value;
+  });
+  const c = normalizeCollection(
+    store,
+    shopifyCollection({ id: from, handle: `bulk-${from}`, product_ids: ids.toReversed() }),
+    {
+      source: 'import',
+      now,
+    },
+  );
+  if (!c.ok || !c.value.members) throw new Error('bad fixture');
+  return { ids, products, prices, collection: [c.value.collection, c.value.members] };
+}
+
+async function loadedIndex(store: string, opts: { sliceKeys?: number; reloadBacklogKeys?: number }) {
+  const rec = recording(db);
+  const sub = new Redis(redis.url);
+  subs.push(sub);
+  const index = new CatalogIndex({ db: rec.db, subscriber: sub, logger, ...opts });
+  indexes.push(index);
+  await index.start();
+  expect((await index.get(store)).products.size).toBe(0);
+  rec.reset();
+  return { index, rec };
+}
+
+describe('catalog index: a bulk import while the store is loaded', () => {
+  it('reads a backlog back in bounded slices: every product, price and collection arrives', async () => {
+    const store = 'idx-slices';
+    const { index, rec } = await loadedIndex(store, { sliceKeys: 100 });
+    const b = bulk(store, 5_000, 450);
+    await deliver('products', b.products);
+    await deliver('pricing', b.prices);
+    await deliver('collections', b.collection);
+
+    await expect.poll(() => index.peek(store)?.collections.size, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => index.peek(store)?.prices.get('pl-bulk')?.size, { timeout: 10_000 }).toBe(450);
+    const c = index.peek(store);
+    if (!c) throw new Error('not loaded');
+    expect(c.products.size).toBe(450);
+    const col = c.collection('bulk-5000');
+    if (!col) throw new Error('no collection');
+    expect(c.membersOf(col).map((m) => Number(m.item.p.id))).toEqual(b.ids.toReversed());
+    expect(c.prices.get('pl-bulk')?.get('1005449')?.price).toBe('9.00');
+    // each message named up to 450 keys; no read named more than one slice
+    expect(rec.largest()).toBeGreaterThan(0);
+    expect(rec.largest()).toBeLessThanOrEqual(100);
+    expect(index.loads).toBe(1);
+  });
+
+  it('reloads the store instead when the backlog outgrows it', async () => {
+    const store = 'idx-reload';
+    const { index } = await loadedIndex(store, { reloadBacklogKeys: 300 });
+    const b = bulk(store, 9_000, 450);
+    await deliver('products', b.products);
+    await expect.poll(() => index.peek(store)?.products.size, { timeout: 10_000 }).toBe(450);
+    expect(index.loads).toBe(2);
+    expect(index.changesApplied).toBe(0);
+    // a small change after it is applied as a change
+    await deliver('collections', b.collection);
+    await expect.poll(() => index.peek(store)?.collection('bulk-9000')?.members.length, { timeout: 10_000 }).toBe(450);
+    expect(index.loads).toBe(2);
+    expect(index.changesApplied).toBe(1);
+  });
+});
