@@ -8,8 +8,9 @@
 // within the processor's linger + one read (typically 150-400 ms). A backlog (a bulk import arriving
 // while a store loads) is read back in slices of at most `sliceKeys` keys, each swapped in whole, so no
 // read grows with the backlog; a backlog larger than the store itself reloads the store instead. Pub/sub
-// has no replay: on every (re)subscription the index reloads each loaded store in full. Ranking signals (revenue, trending,
-// popularity) are aggregates of the event streams and are re-read every `signalsRefreshMs` (60 s).
+// has no replay: on every (re)subscription the index reloads each loaded store in full. Ranking signals
+// (revenue, trending, popularity) are aggregates of the event streams and are re-read every
+// `signalsRefreshMs` (60 s).
 //
 // A store is loaded on its first request (the request waits for the load) and at start-up for every
 // store the directory knows; `version(store)` changes with every applied change (results cache key).
@@ -239,6 +240,8 @@ export interface CatalogIndexOptions {
 
 const PAGE = 5_000;
 
+const keyCount = (changes: readonly CatalogChange[]) => changes.reduce((n, change) => n + change.keys.length, 0);
+
 /** `changes` cut into runs of at most `max` keys, in order (a change may be split) */
 export function sliceChanges(changes: readonly CatalogChange[], max: number): CatalogChange[][] {
   const out: CatalogChange[][] = [];
@@ -285,8 +288,11 @@ export class CatalogIndex {
   loads = 0;
   lastChangeAt = 0;
 
+  private readonly reloadBacklogKeys: number;
+
   constructor(opts: CatalogIndexOptions) {
     this.opts = opts;
+    this.reloadBacklogKeys = opts.reloadBacklogKeys ?? 20_000;
   }
 
   async start(): Promise<void> {
@@ -433,15 +439,19 @@ export class CatalogIndex {
         for (const [storeId, changes] of batch) {
           const c = this.loaded.get(storeId);
           if (!c) continue;
-          const keys = changes.reduce((n, change) => n + change.keys.length, 0);
-          if (keys > Math.max(this.opts.reloadBacklogKeys ?? 20_000, c.products.size)) {
-            // cheaper read whole; changes published meanwhile are applied after it
-            this.reload(storeId);
-            continue;
-          }
-          for (const slice of sliceChanges(changes, this.opts.sliceKeys ?? 2_000)) {
+          const slices = sliceChanges(changes, this.opts.sliceKeys ?? 2_000);
+          let left = keyCount(changes);
+          for (const slice of slices) {
             // a reload swapped in meanwhile has read every change queued before it began
             if (this.loaded.get(storeId) !== c) break;
+            // the backlog (this batch's rest and what queued meanwhile) larger than the store: one whole
+            // read is cheaper. Every change still queued for the store was queued while no load ran, so
+            // before the reload (or one already running) began: dropped, not applied after it.
+            if (left + keyCount(this.pending.get(storeId) ?? []) > Math.max(this.reloadBacklogKeys, c.products.size)) {
+              this.pending.delete(storeId);
+              if (!this.loading.has(storeId)) this.reload(storeId);
+              break;
+            }
             try {
               await this.apply(c, slice);
             } catch (err) {
@@ -453,6 +463,7 @@ export class CatalogIndex {
               this.reload(storeId);
               break;
             }
+            left -= keyCount(slice);
           }
         }
       }
