@@ -153,7 +153,7 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
         limit: body.pagination?.limit ?? 24,
         cache_hit: hit,
       };
-      return sendAnswer(reply, value, req.id);
+      return sendAnswer(req, reply, value, req.id);
     },
   );
 
@@ -205,7 +205,7 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
         limit: body.pagination?.limit ?? 24,
         cache_hit: hit,
       };
-      return sendAnswer(reply, value, req.id);
+      return sendAnswer(req, reply, value, req.id);
     },
   );
 }

@@ -144,7 +144,7 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
         limit: body.pagination?.limit ?? 24,
         cache_hit: hit,
       };
-      return sendAnswer(reply, value, req.id);
+      return sendAnswer(req, reply, value, req.id);
     },
   );
 

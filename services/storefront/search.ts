@@ -245,7 +245,7 @@ export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOpti
         cache_hit: hit,
         details_json: Object.keys(meta.details).length ? JSON.stringify(meta.details) : null,
       };
-      return sendAnswer(reply, value, req.id);
+      return sendAnswer(req, reply, value, req.id);
     },
   );
 
