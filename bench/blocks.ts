@@ -6,8 +6,9 @@
 //     other members of the cluster), "frequently bought together" recall on the bundles
 //  2. HTTP (autocannon, 50 connections, BENCH_SECONDS each) next to a bare Fastify hello-world process in
 //     the same run: the also-viewed block over every clustered product and similar products over 500
-//     products, as results-cache HITs in steady state and computed every time (a distinct context.custom
-//     per request makes every request a MISS); also at 1 connection (one request's cost)
+//     products, as results-cache HITs in steady state (the block's also gzipped, as a browser asks for it)
+//     and computed every time (a distinct context.custom per request makes every request a MISS); also at
+//     1 connection (one request's cost)
 //  3. freshness: BENCH_ROUNDS rounds of 6 sessions viewing two products nobody viewed together
 //     (POST /beacon) → the time from the beacon's acknowledgement until the second is in the first's block
 //
@@ -195,6 +196,10 @@ try {
   );
   figures.floorBytes = floorBytes;
   await run(`also-viewed block, cache HIT (${anchors.length} anchors)`, base, rotating('blocks', false));
+  await run('also-viewed block, cache HIT, gzip (as a browser asks)', base, {
+    ...rotating('blocks', false),
+    headers: { ...headers, 'accept-encoding': 'gzip, deflate, br' },
+  });
   await run('also-viewed block, computed (every request a MISS)', base, rotating('blocks', true));
   await run('also-viewed block, computed, 1 connection', base, { ...rotating('blocks', true), connections: 1 });
   await run(`similar products, cache HIT (${similarIds.length} products)`, base, rotating('similar', false));

@@ -6,8 +6,9 @@
 //     exact, plural, misspelled, synonym, multi-word and learned queries), overall and per kind
 //  2. HTTP (autocannon, 50 connections, BENCH_SECONDS each) next to a bare Fastify hello-world process
 //     (bench/hello-world.ts) in the same run: search execute over the evaluation queries and 200 more
-//     planted-style queries, as results-cache HITs in steady state, and computed every time (a distinct
-//     context.custom per request makes every request a MISS); also at 1 connection (one request's cost)
+//     planted-style queries, as results-cache HITs in steady state (plain, and gzipped as a browser asks
+//     for them), and computed every time (a distinct context.custom per request makes every request a
+//     MISS); also at 1 connection (one request's cost)
 //  3. learned freshness: BENCH_ROUNDS bursts of 8 shopper sessions that search a new phrase and view and
 //     cart one product (POST /beacon) → the time until that product is the first result for the phrase
 //
@@ -156,6 +157,10 @@ try {
   );
   figures.floorBytes = floorBytes;
   await run(`search execute, cache HIT (${queries.length} queries)`, base, rotating(false));
+  await run('search execute, cache HIT, gzip (as a browser asks)', base, {
+    ...rotating(false),
+    headers: { ...headers, 'accept-encoding': 'gzip, deflate, br' },
+  });
   await run('search execute, computed (every request a MISS)', base, rotating(true));
   await run('search execute, computed, 1 connection', base, { ...rotating(true), connections: 1 });
   figures.http = runs;
