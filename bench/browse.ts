@@ -13,7 +13,8 @@
 //     collection; each cold at 1 connection (no results cache, ranked collection lists off: the time one
 //     computed request takes), without the results cache (ranked lists on; 1 and 50 connections),
 //     behind the Redis results cache with every request a MISS (a distinct context.custom per request),
-//     and as HITs in steady state; facets of the 12 000 and the all collections
+//     and as HITs in steady state (plain, and gzipped as a browser asks); facets of the 12 000 and the all
+//     collections
 //  4. freshness: a changed product written through the products processor and its record key published
 //     on agg:catalog → the changed browse response (cached endpoint); p50/p95 over BENCH_ROUNDS changes
 //
@@ -348,6 +349,11 @@ async function main() {
       await post(curl, s.body); // the entry the HITs read
       await cannon(`browse_${s.key}_hit`, '  cache on, HIT (steady state)', curl, { body: s.body, headers });
       await settle();
+      await cannon(`browse_${s.key}_hit_gzip`, '  cache on, HIT, gzip (as a browser asks)', curl, {
+        body: s.body,
+        headers: { ...headers, 'accept-encoding': 'gzip, deflate, br' },
+      });
+      await settle();
     }
     for (const s of FACETS) {
       const url = `${base}/${s.handle}/facets`;
@@ -442,6 +448,7 @@ async function main() {
       line('  ranked lists, no results cache', `browse_${s.key}_off`, GOALS.browseP99Ms);
       line('  cache MISS', `browse_${s.key}_miss`, GOALS.browseP99Ms);
       line('  cache HIT', `browse_${s.key}_hit`, GOALS.browseP99Ms, s.key === 'mid_default' ? floor : undefined);
+      line('  cache HIT, gzip', `browse_${s.key}_hit_gzip`, GOALS.browseP99Ms);
     }
     for (const s of FACETS) {
       line(`${s.label}, cold (no caches), 1 conn`, `${s.key}_cold_1conn`, GOALS.facetsP99Ms);
