@@ -101,6 +101,8 @@ export class ProductTextIndex {
   // `mark` (the term's epoch: the term was counted); epochs only grow, so nothing is cleared per search
   private seen = new Uint32Array(0);
   private mark = new Uint32Array(0);
+  /** the epoch of a search that keeps only the products holding its rarest term */
+  private allow = new Uint32Array(0);
   private count = new Uint8Array(0);
   private score = new Float64Array(0);
   private epoch = 0;
@@ -265,20 +267,41 @@ export class ProductTextIndex {
       const size = Math.max(1024, n * 2);
       this.seen = new Uint32Array(size);
       this.mark = new Uint32Array(size);
+      this.allow = new Uint32Array(size);
       this.count = new Uint8Array(size);
       this.score = new Float64Array(size);
       this.epoch = 0;
     }
     const live = this.ordinalOf.size || 1;
     const touched: number[] = [];
-    const { seen, mark, count, score, ids } = this;
+    const { seen, mark, count, score, ids, allow } = this;
     const searchEpoch = ++this.epoch;
-    queryTerms.forEach((term, ti) => {
+    const alternatives = queryTerms.map((term, ti) =>
+      this.alternatives(term, ti === queryTerms.length - 1, opts.prefix).flatMap((alt) => {
+        const perField = this.postings.get(alt.stem);
+        return perField ? [{ perField, weight: alt.weight }] : [];
+      }),
+    );
+    // Every term must match (not `partial`): only the products holding the rarest term can, so the others'
+    // postings are passed over without scoring. The scores of those kept are summed in the same order as
+    // without this, so they are the same numbers.
+    const restrict = !opts.partial && queryTerms.length > 1;
+    if (restrict) {
+      let rarest = alternatives[0];
+      let least = Number.POSITIVE_INFINITY;
+      for (const alts of alternatives) {
+        let n = 0;
+        for (const { perField } of alts) for (const p of perField) n += p?.docs.length ?? 0;
+        if (n < least) [rarest, least] = [alts, n];
+      }
+      for (const { perField } of rarest)
+        for (const p of perField) if (p) for (let i = 0; i < p.docs.length; i++) allow[p.docs[i]] = searchEpoch;
+    }
+    for (const alts of alternatives) {
       // a product counts a term once, whatever fields and alternatives match it
       const termEpoch = ++this.epoch;
-      for (const alt of this.alternatives(term, ti === queryTerms.length - 1, opts.prefix)) {
-        const perField = this.postings.get(alt.stem);
-        if (!perField) continue;
+      for (const alt of alts) {
+        const perField = alt.perField;
         for (let fi = 0; fi < FIELDS.length; fi++) {
           const p = perField[fi];
           if (!p || p.live === 0) continue;
@@ -289,7 +312,7 @@ export class ProductTextIndex {
           const normLen = (K1 * B) / (this.totalLength[fi] / live || 1);
           for (let i = 0; i < p.docs.length; i++) {
             const d = p.docs[i];
-            if (ids[d] === '') continue;
+            if ((restrict && allow[d] !== searchEpoch) || ids[d] === '') continue;
             if (seen[d] !== searchEpoch) {
               seen[d] = searchEpoch;
               count[d] = 0;
@@ -305,7 +328,7 @@ export class ProductTextIndex {
           }
         }
       }
-    });
+    }
     const all = queryTerms.length;
     const least = opts.partial ? Math.max(1, all - 1) : all;
     const hits: KeywordHit[] = [];
