@@ -168,7 +168,7 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
       const input = await inputOf(sf, opts);
       const key = cacheKey(sf, input, opts, 'facets', handle, req.body);
       const compute = () => JSON.stringify(collectionFacets(input, handle, req.body));
-      const { value, hit } = await cachedOrComputed(opts.cache, key, 'facets', compute, (raw) => raw);
+      const { value, hit } = await cachedOrComputed(opts.cache, key, 'facets', compute, (bytes) => bytes);
       reply.header(CACHE_HEADER, hit ? 'HIT' : 'MISS');
       sf.event = { collection_handle: handle, cache_hit: hit };
       return reply.type('application/json; charset=utf-8').send(value as never);

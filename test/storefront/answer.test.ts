@@ -15,7 +15,7 @@ const envelopes = [
   { results: Array.from({ length: 300 }, (_, i) => ({ id: i, title: `plain ${i}` })), totalResults: 300 },
   { results: Array.from({ length: 4000 }, (_, i) => ({ id: i, title: `💡 lamp ${i}` })), totalResults: 4000 },
 ];
-const answers: Answer<{ n: number }>[] = envelopes.map((e, n) => decodeAnswer(encodeAnswer({ n }, e)));
+const answers: Answer<{ n: number }>[] = envelopes.map((e, n) => decodeAnswer(Buffer.from(encodeAnswer({ n }, e))));
 
 const app = Fastify({ genReqId: (req) => `req-${req.headers['x-n']}-ü` });
 app.get('/a/:n', (req, reply) => sendAnswer(req, reply, answers[Number((req.params as { n: string }).n)], req.id));

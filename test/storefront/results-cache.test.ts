@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 const flush = () => new Promise((r) => setTimeout(r, 50));
-const text = (raw: string) => raw;
+const text = (bytes: Buffer) => bytes.toString();
 
 describe('results cache', () => {
   it('serves a value from the process after Redis lost it, and from Redis for another process', async () => {
@@ -36,7 +36,7 @@ describe('results cache', () => {
   });
 
   it('keeps the in-process tier within its byte budget, dropping the least recently used', async () => {
-    const value = 'v'.repeat(998); // 2 000 bytes with its key, as UTF-16
+    const value = 'v'.repeat(1_996); // 2 000 bytes with its key (UTF-8 value, UTF-16 key)
     const c = new ResultsCache(redis, { localBytes: 9_000 });
     c.set('k1', value, text);
     c.set('k2', value, text);
@@ -69,21 +69,22 @@ describe('results cache', () => {
 
   it('decodes an entry once: later hits share the decoded value, a second process decodes what Redis holds', async () => {
     let decoded = 0;
-    const decode = (raw: string) => {
+    const decode = (bytes: Buffer) => {
       decoded++;
-      return { meta: raw.slice(0, raw.indexOf('\n')), size: raw.length };
+      return { meta: bytes.toString('utf8', 0, bytes.indexOf(0x0a)), size: bytes.length };
     };
     const a = new ResultsCache(redis);
     const first = await a.getOrCompute('sf:rc:{s3}:1.1:d', 'browse', () => '{"m":"é"}\n{"e":1}', decode);
     const again = await a.getOrCompute('sf:rc:{s3}:1.1:d', 'browse', () => 'never', decode);
-    expect(first).toEqual({ value: { meta: '{"m":"é"}', size: 17 }, hit: false });
+    // 18 bytes: 17 characters, é in two
+    expect(first).toEqual({ value: { meta: '{"m":"é"}', size: 18 }, hit: false });
     expect(again.hit).toBe(true);
     expect(again.value).toBe(first.value);
     expect(decoded).toBe(1);
     await flush();
     const b = new ResultsCache(redis);
     const other = await b.getOrCompute('sf:rc:{s3}:1.1:d', 'browse', () => 'never', decode);
-    expect(other).toEqual({ value: { meta: '{"m":"é"}', size: 17 }, hit: true });
+    expect(other).toEqual({ value: { meta: '{"m":"é"}', size: 18 }, hit: true });
     expect(decoded).toBe(2);
   });
 });

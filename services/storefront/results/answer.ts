@@ -32,9 +32,10 @@ export function encodeAnswer(meta: unknown, envelope: unknown): string {
   return `${JSON.stringify(meta)}\n${JSON.stringify(envelope)}`;
 }
 
-export function decodeAnswer<M>(raw: string): Answer<M> {
-  const nl = raw.indexOf('\n');
-  return { meta: JSON.parse(raw.slice(0, nl)) as M, head: Buffer.from(raw.slice(nl + 1, -1), 'utf8') };
+/** a cached answer from its UTF-8 bytes (results/cache.ts): `head` is a view of them, not a copy */
+export function decodeAnswer<M>(bytes: Buffer): Answer<M> {
+  const nl = bytes.indexOf(0x0a);
+  return { meta: JSON.parse(bytes.toString('utf8', 0, nl)) as M, head: bytes.subarray(nl + 1, bytes.length - 1) };
 }
 
 /** Reused response buffers by power-of-two size, at most POOL_BYTES of them idle. */

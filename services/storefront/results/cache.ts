@@ -26,11 +26,11 @@ const lookups = () =>
 export interface ResultsCacheOptions {
   ttlSeconds?: number;
   timeoutMs?: number;
-  /** in-process tier budget in bytes (the raw values and keys as UTF-16); 0 turns it off */
+  /** in-process tier budget in bytes (the values' UTF-8 bytes, the keys as UTF-16); 0 turns it off */
   localBytes?: number;
 }
 
-/** A least-recently-used map of decoded values bounded by the total size of their raw strings. */
+/** A least-recently-used map of decoded values bounded by the total size of their raw bytes. */
 class LocalLru {
   private readonly map = new Map<string, { value: unknown; size: number; expires: number }>();
   private bytes = 0;
@@ -67,10 +67,10 @@ class LocalLru {
 }
 
 /**
- * What a cached value becomes in this process (parsed once per entry, not per request). One key is always
- * read with one decoder: the key's digest covers the endpoint.
+ * What a cached value becomes in this process (parsed once per entry, not per request), from its UTF-8
+ * bytes as Redis holds them. One key is always read with one decoder: the key's digest covers the endpoint.
  */
-export type Decode<T> = (raw: string) => T;
+export type Decode<T> = (bytes: Buffer) => T;
 
 export class ResultsCache {
   private readonly redis: Redis;
@@ -157,7 +157,7 @@ export class ResultsCache {
     let timer: NodeJS.Timeout | undefined;
     try {
       const raw = await Promise.race([
-        this.redis.get(key),
+        this.redis.getBuffer(key),
         new Promise<null>((resolve) => {
           timer = setTimeout(() => resolve(null), this.timeoutMs);
         }),
@@ -165,7 +165,7 @@ export class ResultsCache {
       this.metric.inc({ kind, result: raw === null ? 'miss' : 'hit' });
       if (raw === null) return null;
       const value = decode(raw);
-      this.local?.set(key, value, (raw.length + key.length) * 2, this.ttl * 1000);
+      this.local?.set(key, value, raw.length + key.length * 2, this.ttl * 1000);
       return value;
     } catch {
       this.metric.inc({ kind, result: 'error' });
@@ -175,11 +175,16 @@ export class ResultsCache {
     }
   }
 
-  /** stores a computed value (Redis in the background) and returns it decoded */
+  /**
+   * stores a computed value (Redis in the background) and returns it decoded. The value is encoded to UTF-8
+   * once: the decoder and the Redis write share those bytes (written as a string, ioredis would encode it
+   * again; a profile of search misses at 100 000 products had that write at 8 % of the main thread).
+   */
   set<T>(key: string, raw: string, decode: Decode<T>): T {
-    const decoded = decode(raw);
-    this.local?.set(key, decoded, (raw.length + key.length) * 2, this.ttl * 1000);
-    this.redis.set(key, raw, 'EX', this.ttl).catch(() => undefined);
+    const bytes = Buffer.from(raw, 'utf8');
+    const decoded = decode(bytes);
+    this.local?.set(key, decoded, bytes.length + key.length * 2, this.ttl * 1000);
+    this.redis.set(key, bytes, 'EX', this.ttl).catch(() => undefined);
     return decoded;
   }
 }
@@ -193,5 +198,5 @@ export async function cachedOrComputed<T>(
   decode: Decode<T>,
 ): Promise<{ value: T; hit: boolean }> {
   if (key && cache) return cache.getOrCompute(key, kind, compute, decode);
-  return { value: decode(compute()), hit: false };
+  return { value: decode(Buffer.from(compute(), 'utf8')), hit: false };
 }
