@@ -183,27 +183,34 @@ function score(input: ResultsInput, plan: QueryPlan, candidates: Map<string, Can
   let maxPop = 0;
   let minPrice = Number.POSITIVE_INFINITY;
   let maxPrice = 0;
-  const priceOf = (c: Candidate) => Number(c.item.p.price_range.from) || 0;
-  for (const c of candidates.values()) {
-    maxPop = Math.max(maxPop, input.catalog.signal(c.item.p.id).popularity);
-    const p = priceOf(c);
-    minPrice = Math.min(minPrice, p);
-    maxPrice = Math.max(maxPrice, p);
+  // each candidate's popularity and price read once (a signal lookup and a price parse per candidate were
+  // a fifth of this function at 100 000 products)
+  const list = [...candidates.values()];
+  const pops = new Float64Array(list.length);
+  const prices = new Float64Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const pop = input.catalog.signal(list[i].item.p.id).popularity;
+    const price = Number(list[i].item.p.price_range.from) || 0;
+    pops[i] = pop;
+    prices[i] = price;
+    maxPop = Math.max(maxPop, pop);
+    minPrice = Math.min(minPrice, price);
+    maxPrice = Math.max(maxPrice, price);
   }
   const sensitivity = plan.intents.find((i) => i.type === 'price_sensitivity');
   const sale = plan.intents.some((i) => i.type === 'sale_interest');
   const personal = personalization(input);
   const span = maxPrice - minPrice;
-  for (const c of candidates.values()) {
-    const p = c.item.p;
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i];
     const tier = c.coverage >= 1 || c.learned > 0 ? 1 : 0;
-    const pop = maxPop > 0 ? Math.log1p(input.catalog.signal(p.id).popularity) / Math.log1p(maxPop) : 0;
+    const pop = maxPop > 0 ? Math.log1p(pops[i]) / Math.log1p(maxPop) : 0;
     const age = c.item.publishedSec === null ? null : Math.max(0, nowS - c.item.publishedSec) / DAY_S;
     const fresh = age === null ? 0 : Math.exp(-age / 180);
     const inStock = c.item.variants.some((v) => v.available) ? 1 : 0;
     let intent = 0;
     if (sensitivity && span > 0) {
-      const x = (priceOf(c) - minPrice) / span;
+      const x = (prices[i] - minPrice) / span;
       intent += 0.1 * (sensitivity.direction === 'lower' ? 1 - x : x);
     }
     if (
