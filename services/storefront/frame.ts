@@ -19,7 +19,7 @@
 // Endpoints declare `config: { kind }` (the request event kind, schemas/requests.ts) or
 // `config: { public: true }` (no token: the OpenAPI document), and fill `req.storefront.event` with what
 // the event should carry (query, result ids and counts, …).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { BlockList } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -159,7 +159,7 @@ export class AuthCache {
   authenticate(token: string | null): AuthResult {
     // missing, blank or over-long (the directory refuses > 512): its own answer, nothing hashed or cached
     if (token === null || token.length > 512 || token.trim() === '') return this.directory.authenticate(token);
-    const key = createHash('sha256').update(token, 'utf8').digest('base64');
+    const key = hash('sha256', token, 'base64');
     const hit = this.entries.get(key);
     if (hit) return { ok: true, store: hit };
     const auth = this.directory.authenticate(token);

@@ -15,7 +15,7 @@
 // entry decoded by its endpoint (results/answer.ts: the meta parsed once, not per request); Redis shares
 // entries between processes and restarts. Both hold the same immutable values under versioned keys, so
 // neither can serve a stale answer.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { RequestContext } from '../context.ts';
 import { counter } from '../../common/metrics.ts';
@@ -109,9 +109,7 @@ export class ResultsCache {
       ],
     };
     const { identity: _identity, context: _context, ...rest } = (body ?? {}) as Record<string, unknown>;
-    const digest = createHash('sha256')
-      .update(JSON.stringify([kind, path, rest, scope]))
-      .digest('base64url');
+    const digest = hash('sha256', JSON.stringify([kind, path, rest, scope]), 'base64url');
     return `sf:rc:{${storeId}}:${generation}:${digest}`;
   }
 
