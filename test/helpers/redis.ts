@@ -3,6 +3,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { ensureRedisServer, freePorts, tcpOpen } from '../../deploy/local/stack.ts';
 
 export interface RedisServer {
@@ -48,5 +50,23 @@ export async function startRedis(): Promise<RedisServer> {
       }
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A redis-server and a client of it for the whole test file (started before its first test, stopped after its last). */
+export function redisPerFile(): () => Redis {
+  let server: RedisServer | undefined;
+  let client: Redis | undefined;
+  beforeAll(async () => {
+    server = await startRedis();
+    client = new Redis(server.url);
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await server?.stop();
+  });
+  return () => {
+    if (!client) throw new Error('redisPerFile: used outside a test');
+    return client;
   };
 }

@@ -2,23 +2,12 @@
 // searches' contexts gather for a few milliseconds and go to Redis in one pipeline; until then the
 // process that took the searches reads them from the batch, and afterwards any process reads them from
 // Redis, with the 15-minute expiry.
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PREPARED_SEARCH_TTL_SECONDS } from '../../schemas/storefront.ts';
 import { SearchState, type SearchContextRecord } from '../../services/storefront/search/prepared.ts';
-import { type RedisServer, startRedis } from '../helpers/redis.ts';
+import { redisPerFile } from '../helpers/redis.ts';
 
-let server: RedisServer;
-let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
-  redis = new Redis(server.url);
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
-});
+const client = redisPerFile();
 
 const context = (query: string): SearchContextRecord => ({
   query,
@@ -29,6 +18,7 @@ const context = (query: string): SearchContextRecord => ({
 
 describe('search contexts for feedback', () => {
   it('are readable at once in the process, and from Redis by any process once the batch is written', async () => {
+    const redis = client();
     const state = new SearchState(redis, { flushMs: 200 });
     const written = state.remember('st1', ['search-a', 'request-a'], context('Linen'));
     void state.remember('st1', ['request-b'], context('Wool'));
