@@ -190,6 +190,12 @@ export const EnvSchema = z.object({
   RESULTS_SIGNALS_REFRESH_MS: z.coerce.number().int().min(500).default(60_000),
   /** product results: how long a response stays in the Redis results cache (seconds) */
   RESULTS_CACHE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+  /** product results: bytes of responses one process writes to the Redis results cache per TTL window at most */
+  RESULTS_CACHE_REDIS_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(64 * 1024 * 1024),
   /** autocomplete: a country needs this many distinct trending queries to get its own suggestions */
   AUTOCOMPLETE_REGION_MIN_QUERIES: z.coerce.number().int().min(1).default(10),
   /** streams: run the stream processors inside the app process (single-node mode) */

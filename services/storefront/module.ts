@@ -108,7 +108,10 @@ export const storefrontModule: AppModule = {
       await catalog.close();
       catalogSubscriber.disconnect();
     });
-    const resultsCache = new ResultsCache(ctx.redis, { ttlSeconds: config.RESULTS_CACHE_TTL_SECONDS });
+    const resultsCache = new ResultsCache(ctx.redis, {
+      ttlSeconds: config.RESULTS_CACHE_TTL_SECONDS,
+      redisBytesPerTtl: config.RESULTS_CACHE_REDIS_BYTES,
+    });
 
     // search: learned evidence (live from agg:search), prepared-search state, feedback into its topic
     const feedbackTopic = topicName(config, TOPICS.feedback.name);

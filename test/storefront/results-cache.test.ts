@@ -87,4 +87,20 @@ describe('results cache', () => {
     expect(other).toEqual({ value: { meta: '{"m":"é"}', size: 18 }, hit: true });
     expect(decoded).toBe(2);
   });
+
+  it('writes at most its byte budget to Redis per TTL window, keeping the rest in the process', async () => {
+    // 1 000-byte values, a 2 500-byte budget: two per window go to Redis
+    const c = new ResultsCache(redis, { ttlSeconds: 1, redisBytesPerTtl: 2_500 });
+    const value = 'w'.repeat(1_000);
+    for (const k of ['b1', 'b2', 'b3']) c.set(`sf:rc:{s4}:1.1:${k}`, value, text);
+    await flush();
+    expect(await redis.exists('sf:rc:{s4}:1.1:b1', 'sf:rc:{s4}:1.1:b2', 'sf:rc:{s4}:1.1:b3')).toBe(2);
+    expect(await redis.exists('sf:rc:{s4}:1.1:b3')).toBe(0);
+    expect(await c.get('sf:rc:{s4}:1.1:b3', 'browse', text)).toBe(value);
+    // the next window has a budget again
+    await new Promise((r) => setTimeout(r, 1_050));
+    c.set('sf:rc:{s4}:1.1:b4', value, text);
+    await flush();
+    expect(await redis.exists('sf:rc:{s4}:1.1:b4')).toBe(1);
+  });
 });

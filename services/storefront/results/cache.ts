@@ -28,6 +28,8 @@ export interface ResultsCacheOptions {
   timeoutMs?: number;
   /** in-process tier budget in bytes (the values' UTF-8 bytes, the keys as UTF-16); 0 turns it off */
   localBytes?: number;
+  /** bytes of values this process writes to Redis per TTL window at most (see ResultsCache.set) */
+  redisBytesPerTtl?: number;
 }
 
 /** A least-recently-used map of decoded values bounded by the total size of their raw bytes. */
@@ -78,11 +80,15 @@ export class ResultsCache {
   private readonly timeoutMs: number;
   private readonly metric = lookups();
   private readonly local: LocalLru | null;
+  private readonly redisBudget: number;
+  /** the current TTL window's start and the bytes written to Redis in it */
+  private window = { start: 0, bytes: 0 };
 
   constructor(redis: Redis, opts: ResultsCacheOptions = {}) {
     this.redis = redis;
     this.ttl = opts.ttlSeconds ?? 300;
     this.timeoutMs = opts.timeoutMs ?? 50;
+    this.redisBudget = opts.redisBytesPerTtl ?? 64 * 1024 * 1024;
     const budget = opts.localBytes ?? 64 * 1024 * 1024;
     this.local = budget > 0 ? new LocalLru(budget) : null;
   }
@@ -182,9 +188,23 @@ export class ResultsCache {
     const bytes = Buffer.from(raw, 'utf8');
     const decoded = decode(bytes);
     this.local?.set(key, decoded, bytes.length + key.length * 2, this.ttl * 1000);
-    this.redis.set(key, bytes, 'EX', this.ttl).catch(() => undefined);
+    // Redis holds each value for the TTL, in the instance that also holds dedup claims and session state: a
+    // stream of distinct requests (long-tail queries, personal contexts; a browse answer is ≈ 85 KB) would
+    // grow it without bound. Each process writes at most `redisBudget` bytes per TTL window; what was
+    // written expires within the next window, so this process's entries stay under twice the budget. Past
+    // the budget, values stay in the process only.
+    const now = Date.now();
+    if (now - this.window.start >= this.ttl * 1000) this.window = { start: now, bytes: 0 };
+    if (this.window.bytes + bytes.length <= this.redisBudget) {
+      this.window.bytes += bytes.length;
+      this.redis.set(key, bytes, 'EX', this.ttl).catch(() => undefined);
+    } else this.skipped.inc();
     return decoded;
   }
+  private readonly skipped = counter(
+    'storefront_results_cache_redis_skipped_total',
+    "Computed results not written to Redis: the TTL window's write budget was spent",
+  );
 }
 
 /** `compute()`'s answer through the cache when there is one and the request is cacheable (`key`) */
