@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOPICS } from '../../schemas/topics.ts';
+import type { TOPICS } from '../../schemas/topics.ts';
 import { signWebhook } from '../../services/catalog/webhooks.ts';
 import { createKafka } from '../../services/common/kafka/index.ts';
 import { createLogger } from '../../services/common/logger.ts';
@@ -12,6 +12,7 @@ import { shopifyArticle, shopifyCollection, shopifyOrder, shopifyProduct } from 
 import { catalogReady } from '../catalog/ready.ts';
 import { stack, sql as stackSql } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore, testStoreWriter, waitForApp } from '../helpers/stores.ts';
+import { keysBetween, watermarks } from '../helpers/topic-records.ts';
 
 let storeId: string;
 let secret: string;
@@ -89,63 +90,12 @@ async function eventually<T>(check: () => Promise<T>, timeoutMs = 20_000): Promi
   }
 }
 
-/** a topic's high watermark per partition */
-async function watermarks(topicKey: keyof typeof TOPICS): Promise<Map<number, number>> {
-  const admin = kafka().admin();
-  await admin.connect();
-  try {
-    const offsets = await admin.fetchTopicOffsets(TOPICS[topicKey].name);
-    return new Map(offsets.map((o) => [o.partition, Number(o.high)]));
-  } finally {
-    await admin.disconnect();
-  }
-}
-
 async function highWatermarks(topicKey: keyof typeof TOPICS): Promise<string> {
-  const hw = await watermarks(topicKey);
+  const hw = await watermarks(kafka(), topicKey);
   return [...hw.keys()]
     .sort((a, b) => a - b)
     .map((p) => hw.get(p))
     .join(',');
-}
-
-let readers = 0;
-/**
- * The keys of the records appended to a topic between two watermark snapshots (other suites share the
- * stack and write to the same topics meanwhile: a test asserts on its own store's keys).
- */
-async function keysBetween(
-  topicKey: keyof typeof TOPICS,
-  from: Map<number, number>,
-  to: Map<number, number>,
-): Promise<string[]> {
-  const left = new Set([...to].filter(([p, high]) => high > (from.get(p) ?? 0)).map(([p]) => p));
-  if (left.size === 0) return [];
-  const consumer = kafka().consumer({
-    groupId: `catalog-webhooks-test-${process.pid}-${++readers}`,
-    maxWaitTimeInMs: 100,
-  });
-  await consumer.connect();
-  const keys: string[] = [];
-  try {
-    await consumer.subscribe({ topic: TOPICS[topicKey].name, fromBeginning: true });
-    await new Promise<void>((resolve, reject) => {
-      consumer
-        .run({
-          eachMessage: async ({ partition, message }) => {
-            const offset = Number(message.offset);
-            const high = to.get(partition) ?? 0;
-            if (offset >= (from.get(partition) ?? 0) && offset < high) keys.push(message.key?.toString() ?? '');
-            // the idempotent producer writes no control records: the last offset below the mark is a record
-            if (offset + 1 >= high && left.delete(partition) && left.size === 0) resolve();
-          },
-        })
-        .catch(reject);
-    });
-  } finally {
-    await consumer.disconnect();
-  }
-  return keys;
 }
 
 const currentProduct = (id: string) =>
@@ -157,7 +107,7 @@ const currentProduct = (id: string) =>
 
 describe('catalog webhooks', () => {
   it('refuses a missing or wrong signature with 401 and writes nothing', async () => {
-    const before = await watermarks('products');
+    const before = await watermarks(kafka(), 'products');
     const missing = await post('products/create', shopifyProduct({ id: 1001 }), { sign: null });
     expect(missing.status).toBe(401);
     expect(missing.body.error.code).toBe('invalid_signature');
@@ -169,7 +119,7 @@ describe('catalog webhooks', () => {
       sign: signWebhook(JSON.stringify(shopifyProduct({ id: 1001 })), 'not-the-secret-at-all'),
     });
     expect(otherSecret.status).toBe(401);
-    const appended = await keysBetween('products', before, await watermarks('products'));
+    const appended = await keysBetween(kafka(), 'products', before, await watermarks(kafka(), 'products'));
     expect(appended.filter((k) => k.startsWith(`${storeId}:`))).toEqual([]);
   });
 
