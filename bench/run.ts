@@ -13,6 +13,7 @@ const all = [
   'codec',
   'beacon',
   'pipeline',
+  'claims',
   'store-config',
   'catalog',
   'demo',

@@ -8,13 +8,15 @@
 // yields the same rows (and the same dedup token), and a duplicate counts once in every table fed by the
 // processor.
 //
-// Claims live in hashes, one per topic, scope (the store) and time bucket of half the dedup horizon
-// (STREAMS_DEDUP_HORIZON_HOURS): `sd:streams:claims:<topic>:{<scope>}:<n>`, field = the id, value =
-// `<partition>/<offset>`. A claim is written to the current bucket and looked up in it and the two before,
-// and a bucket expires as a whole when bucket n + 3 begins: an id is recognised for at least the horizon
-// and at most 1.5× it; a duplicate arriving later than that counts again. A key of its own per claim
-// (`SET … NX GET EX`, before 2026-11-27) cost Redis 222 B (key, value, expiry entry); a hash field costs
-// 103 B (`used_memory` over 200 000 claims; docs/streams.md).
+// Claims live in time buckets of half the dedup horizon (STREAMS_DEDUP_HORIZON_HOURS), one per topic and
+// scope (the store): `sd:streams:claims:v3:<topic>:{<scope>}:<n>`, each a linear hash table of small
+// hashes (CLAIM_SCRIPT), field = the id, value = `<partition>/<offset>`. A claim is written to the current
+// bucket and looked up in it and the two before, and a bucket expires as a whole when bucket n + 3 begins:
+// an id is recognised for at least the horizon and at most 1.5× it; a duplicate arriving later than that
+// counts again. Redis memory per claim (`used_memory` over 200 000 claims; docs/streams.md): a key of its
+// own (`SET … NX GET EX`, before 2026-11-27) 222 B; a field of one hash per bucket 96-103 B (a hash that
+// large is a hash table: an entry, two strings and a bucket slot per field); a field of a shard of a few
+// dozen, which Redis keeps as one packed listpack, ≈ 40 B.
 //
 // When Redis loses its data (a FLUSHALL, a new instance, a restore without the AOF) the claims are gone,
 // and a client retry of an event stored before would be claimed afresh. The claim pipeline therefore
@@ -24,7 +26,7 @@
 // ledger — the raw table that holds every owned id with its log position (`events_raw.event_id`,
 // `requests_raw.request_id`). An id found there at another position is a duplicate, and its Redis claim
 // is restored to that position, so the decision stays a function of the log.
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import { assertIdentifier, type Db } from '../../clickhouse/client.ts';
 import type { Logger } from '../../services/common/logger.ts';
 
@@ -41,33 +43,116 @@ export interface ProcessorLedger {
   columns?: string[];
 }
 
+/** the mean claims per shard a bucket grows to before it splits one (see CLAIM_SCRIPT) */
+export const SHARD_CLAIMS = 48;
+
 /**
  * every claim of a chunk. KEYS: per scope, its current bucket and the two before; ARGV: the current
- * bucket's expiry (epoch ms), then per claim the 0-based offset of its scope's keys, its id and its
- * position. Answers the prior position per claim (nil = claimed now).
+ * bucket's expiry (epoch ms), the mode ('claim': keep the first position; 'set': overwrite with the given
+ * one), then per claim the 0-based offset of its scope's keys, its id and its position. Answers the prior
+ * position per claim (nil = claimed now).
+ *
+ * A bucket is a linear hash table (Litwin 1980) of small Redis hashes: its key holds the shape (L, p: the
+ * table has 2^L + p shards) and the claim count c; shard a is the hash `<bucket>:<a>`. An id's shard is
+ * h mod 2^L, or h mod 2^(L+1) when that is below p. Whenever c exceeds SHARD_CLAIMS per shard, shard p is
+ * split: its ids whose h mod 2^(L+1) is p + 2^L move to that new shard, and p advances (L too when p
+ * reaches 2^L). So every shard stays a few dozen fields long, small enough for Redis' compact listpack
+ * encoding (hash-max-listpack-entries, 128 by default), whatever the volume.
  */
 const CLAIM_SCRIPT = `
-local out, written, n = {}, {}, 0
-for i = 2, #ARGV, 3 do
-  local k, id = tonumber(ARGV[i]), ARGV[i + 1]
-  local prior = redis.call('HGET', KEYS[k + 1], id)
-  if not prior then prior = redis.call('HGET', KEYS[k + 2], id) end
-  if not prior then prior = redis.call('HGET', KEYS[k + 3], id) end
+local cap, expireAt, mode = ${SHARD_CLAIMS}, ARGV[1], ARGV[2]
+local shapes, touched, out, n = {}, {}, {}, 0
+local byte = string.byte
+local function hash(id)
+  local x = 0
+  for i = 1, #id, 4 do
+    local a, b, c, d = byte(id, i, i + 3)
+    x = (x * 923521 + a * 29791 + (b or 0) * 961 + (c or 0) * 31 + (d or 0)) % 2147483647
+  end
+  return x
+end
+local function shape(key)
+  local s = shapes[key]
+  if not s then
+    local v = redis.call('HMGET', key, 'L', 'p', 'c')
+    s = { L = tonumber(v[1]) or 0, p = tonumber(v[2]) or 0, c = tonumber(v[3]) or 0 }
+    shapes[key] = s
+  end
+  return s
+end
+-- ':<a>' per shard number, formatted once per call (a number's tostring is the costly part of a name)
+local suffixes = {}
+local function suffix(a)
+  local sfx = suffixes[a]
+  if not sfx then
+    sfx = ':' .. a
+    suffixes[a] = sfx
+  end
+  return sfx
+end
+local function shard(key, s, x)
+  local size = 2 ^ s.L
+  local a = x % size
+  if a < s.p then a = x % (2 * size) end
+  return key .. suffix(a)
+end
+local function split(key, s)
+  local size = 2 ^ s.L
+  local from, to = key .. suffix(s.p), key .. suffix(s.p + size)
+  local fields, moved, gone = redis.call('HGETALL', from), {}, {}
+  for i = 1, #fields, 2 do
+    if hash(fields[i]) % (2 * size) ~= s.p then
+      moved[#moved + 1] = fields[i]
+      moved[#moved + 1] = fields[i + 1]
+      gone[#gone + 1] = fields[i]
+    end
+  end
+  if #gone > 0 then
+    redis.call('HSET', to, unpack(moved))
+    redis.call('HDEL', from, unpack(gone))
+    touched[to] = true
+  end
+  s.p = s.p + 1
+  if s.p == size then s.L, s.p = s.L + 1, 0 end
+end
+for i = 3, #ARGV, 3 do
+  local k, id, pos = tonumber(ARGV[i]), ARGV[i + 1], ARGV[i + 2]
+  local x, prior = hash(id), false
+  local key = KEYS[k + 1]
+  local s = shape(key)
+  local at = shard(key, s, x)
+  if mode == 'claim' then
+    if s.c > 0 then prior = redis.call('HGET', at, id) end
+    for j = 2, 3 do
+      if prior then break end
+      local older = KEYS[k + j]
+      local o = shape(older)
+      if o.c > 0 then prior = redis.call('HGET', shard(older, o, x), id) end
+    end
+  end
   if not prior then
-    redis.call('HSET', KEYS[k + 1], id, ARGV[i + 2])
-    written[k + 1] = true
+    s.c = s.c + redis.call('HSET', at, id, pos)
+    s.dirty, touched[at] = true, true
+    while s.c > cap * (2 ^ s.L + s.p) do split(key, s) end
   end
   n = n + 1
   out[n] = prior
 end
-for key in pairs(written) do redis.call('PEXPIREAT', KEYS[key], ARGV[1]) end
+for key, s in pairs(shapes) do
+  if s.dirty then
+    redis.call('HSET', key, 'L', s.L, 'p', s.p, 'c', s.c)
+    touched[key] = true
+  end
+end
+for key in pairs(touched) do redis.call('PEXPIREAT', key, expireAt) end
 return out`;
 
 type ClaimRunner = (numKeys: number, ...args: string[]) => Promise<(string | null)[]>;
 
-// v2 since the claims moved into bucket hashes: a process of the new layout finds no marker, takes it for
-// a loss, and verifies fresh claims against the ledger for one horizon (the old claims are not read)
-const epochKey = (topic: string) => `sd:streams:claims-epoch:v2:${topic}`;
+// v2 since the claims moved into bucket hashes, v3 since the buckets became linear hash tables: a process
+// of a new layout finds no marker, takes it for a loss, and verifies fresh claims against the ledger for
+// one horizon (the old layout's claims are not read)
+const epochKey = (topic: string) => `sd:streams:claims-epoch:v3:${topic}`;
 const verifyUntilKey = (topic: string) => `sd:streams:claims-verify-until:${topic}`;
 
 export interface ClaimItem {
@@ -112,25 +197,8 @@ export class Claims {
     const mine = newEpoch();
     if (this.ledger) pipe.call('SET', epochKey(topic), mine, 'NX', 'GET');
     const buckets = this.buckets(Date.now());
-    const keys: string[] = [];
-    const scopes = new Map<string, number>();
-    const args: string[] = [String(buckets.expireAtMs)];
     const positions = items.map((it) => shortPosition(topic, it.position));
-    items.forEach((it, i) => {
-      const { scope, id } = splitKey(it.key);
-      let k = scopes.get(scope);
-      if (k === undefined) {
-        k = keys.length;
-        scopes.set(scope, k);
-        for (const n of buckets.read) keys.push(bucketKey(topic, scope, n));
-      }
-      args.push(String(k), id, positions[i]);
-    });
-    (pipe as unknown as Record<'streamsClaimInBuckets', ClaimRunner>).streamsClaimInBuckets(
-      keys.length,
-      ...keys,
-      ...args,
-    );
+    this.script(pipe, topic, items, 'claim', buckets);
     const replies = (await pipe.exec()) ?? [];
     for (const [err] of replies) if (err) throw err;
     const epoch = this.ledger ? ((replies.shift() as [Error | null, unknown])[1] as string | null) : undefined;
@@ -163,17 +231,48 @@ export class Claims {
       topic,
       fresh.map((f) => f.key),
     );
-    const restore = this.redis.pipeline();
+    const restored: ClaimItem[] = [];
     items.forEach((it, i) => {
       const original = prior[i] === null ? stored.get(it.key) : undefined;
       if (original === undefined || original === it.position) return;
       owners[i] = false;
-      const { scope, id } = splitKey(it.key);
-      const key = bucketKey(topic, scope, buckets.read[0]);
-      restore.hset(key, id, shortPosition(topic, original)).pexpireat(key, buckets.expireAtMs);
+      restored.push({ key: it.key, position: original });
     });
-    if (restore.length) await restore.exec();
+    if (restored.length) {
+      const pipe = this.redis.pipeline();
+      this.script(pipe, topic, restored, 'set', buckets);
+      const [[err]] = (await pipe.exec()) ?? [[null]];
+      if (err) throw err;
+    }
     return owners;
+  }
+
+  /** queues the claim script on `pipe` for these items (see CLAIM_SCRIPT) */
+  private script(
+    pipe: ChainableCommander,
+    topic: string,
+    items: ClaimItem[],
+    mode: 'claim' | 'set',
+    buckets: { read: number[]; expireAtMs: number },
+  ): void {
+    const keys: string[] = [];
+    const scopes = new Map<string, number>();
+    const args: string[] = [String(buckets.expireAtMs), mode];
+    for (const it of items) {
+      const { scope, id } = splitKey(it.key);
+      let k = scopes.get(scope);
+      if (k === undefined) {
+        k = keys.length;
+        scopes.set(scope, k);
+        for (const n of buckets.read) keys.push(bucketKey(topic, scope, n));
+      }
+      args.push(String(k), id, shortPosition(topic, it.position));
+    }
+    (pipe as unknown as Record<'streamsClaimInBuckets', ClaimRunner>).streamsClaimInBuckets(
+      keys.length,
+      ...keys,
+      ...args,
+    );
   }
 
   /** the bucket numbers a claim at `nowMs` reads (the first is where it writes), and when that one expires */
@@ -267,9 +366,43 @@ function newEpoch(): string {
   return `${Date.now()}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
-/** the hash of one scope's claims in time bucket n; the braces keep a scope's buckets in one cluster slot */
+/**
+ * the key of one scope's claims in time bucket n: a hash holding the table's shape, its shards being
+ * `<key>:<a>` (CLAIM_SCRIPT); the braces keep a scope's buckets and shards in one cluster slot. v3 since
+ * the buckets became linear hash tables: the hash-per-bucket layout's keys are not read (they expire), and
+ * the epoch marker moved too, so the claims they held are verified against the ledger for one horizon.
+ */
 export function bucketKey(topic: string, scope: string, n: number): string {
-  return `sd:streams:claims:${topic}:{${scope}}:${n}`;
+  return `sd:streams:claims:v3:${topic}:{${scope}}:${n}`;
+}
+
+/** every claim of one scope's time bucket n, id → `<partition>/<offset>`, and the shard keys (inspection, tests) */
+export async function bucketClaims(
+  redis: Redis,
+  topic: string,
+  scope: string,
+  n: number,
+): Promise<{ claims: Record<string, string>; shards: string[] }> {
+  const key = bucketKey(topic, scope, n);
+  const [L, p] = (await redis.hmget(key, 'L', 'p')).map((v) => Number(v ?? 0));
+  const claims: Record<string, string> = {};
+  const shards: string[] = [];
+  for (let a = 0; a < 2 ** L + p; a++) {
+    shards.push(`${key}:${a}`);
+    Object.assign(claims, await redis.hgetall(`${key}:${a}`));
+  }
+  return { claims, shards };
+}
+
+/** the time buckets a scope has claims in (newest first) */
+export async function scopeBuckets(redis: Redis, topic: string, scope: string): Promise<number[]> {
+  const prefix = bucketKey(topic, scope, 0).slice(0, -1);
+  const found = await redis.keys(`${prefix}*`);
+  return found
+    .map((k) => k.slice(prefix.length))
+    .filter((rest) => /^\d+$/.test(rest))
+    .map(Number)
+    .sort((a, b) => b - a);
 }
 
 /** `<scope>:<id>` (a dedupKey) → its parts */

@@ -5,7 +5,8 @@ import type { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRedis } from '../../services/common/redis.ts';
-import { bucketKey, Claims } from '../../streams/runtime/claims.ts';
+import fc from 'fast-check';
+import { bucketClaims, bucketKey, Claims, SHARD_CLAIMS } from '../../streams/runtime/claims.ts';
 import { type RedisServer, startRedis } from '../helpers/redis.ts';
 
 const TOPIC = 'storefront.events.v1';
@@ -50,11 +51,89 @@ describe('dedup claims (Redis)', () => {
     ).toEqual([true, false, false]);
     // one field per claim in the store's current bucket, holding the position without the topic
     const n = Math.floor(Date.now() / (H / 2));
-    expect(await redis.hgetall(bucketKey(TOPIC, 's1', n))).toEqual({ [a]: '0/10', [b]: '0/11' });
-    expect(await redis.hgetall(bucketKey(TOPIC, 's2', n))).toEqual({ [a]: '1/5' });
-    const ttl = await redis.pttl(bucketKey(TOPIC, 's1', n));
-    expect(ttl).toBeGreaterThan(H - 60_000);
-    expect(ttl).toBeLessThanOrEqual(1.5 * H);
+    expect((await bucketClaims(redis, TOPIC, 's1', n)).claims).toEqual({ [a]: '0/10', [b]: '0/11' });
+    expect((await bucketClaims(redis, TOPIC, 's2', n)).claims).toEqual({ [a]: '1/5' });
+    for (const key of [bucketKey(TOPIC, 's1', n), ...(await bucketClaims(redis, TOPIC, 's1', n)).shards]) {
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(H - 60_000);
+      expect(ttl).toBeLessThanOrEqual(1.5 * H);
+    }
+  });
+
+  it('keeps a large bucket in small packed shards that all expire with it, and still finds every claim', async () => {
+    const claims = new Claims(redis, H_HOURS);
+    const store = `big-${ulid()}`;
+    const ids = Array.from({ length: 20_000 }, () => ulid());
+    for (let i = 0; i < ids.length; i += 1_000)
+      await claims.claim(
+        TOPIC,
+        ids.slice(i, i + 1_000).map((id, j) => ({ key: `${store}:${id}`, position: at(2, i + j) })),
+      );
+    const n = Math.floor(Date.now() / (H / 2));
+    const { claims: stored, shards } = await bucketClaims(redis, TOPIC, store, n);
+    expect(Object.keys(stored)).toHaveLength(ids.length);
+    expect(stored[ids[12_345]]).toBe('2/12345');
+    expect(shards.length).toBeGreaterThanOrEqual(ids.length / SHARD_CLAIMS / 1.1);
+    const expiry = await redis.pexpiretime(bucketKey(TOPIC, store, n));
+    let largest = 0;
+    for (const shard of shards) {
+      largest = Math.max(largest, await redis.hlen(shard));
+      // Redis keeps a hash of up to hash-max-listpack-entries (128) fields as one packed listpack
+      expect(await redis.object('ENCODING', shard)).toBe('listpack');
+      expect(await redis.pexpiretime(shard)).toBe(expiry);
+    }
+    expect(largest).toBeLessThanOrEqual(128);
+    // after all the splits, each id still belongs to its first position and to no other
+    const sample = ids.filter((_, i) => i % 97 === 0);
+    expect(
+      await claims.claim(
+        TOPIC,
+        sample.map((id) => ({ key: `${store}:${id}`, position: at(2, ids.indexOf(id)) })),
+      ),
+    ).toEqual(sample.map(() => true));
+    expect(
+      await claims.claim(
+        TOPIC,
+        sample.map((id) => ({ key: `${store}:${id}`, position: at(3, 0) })),
+      ),
+    ).toEqual(sample.map(() => false));
+  });
+
+  it('answers as a map of first positions would, whatever the chunking, duplicates and growth (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        // ids drawn from a small pool so that duplicates are common; any text, not only ULIDs
+        fc.array(fc.tuple(fc.nat({ max: 400 }), fc.constantFrom('u', 'x', 'é')), {
+          minLength: 1,
+          maxLength: 600,
+          size: 'max',
+        }),
+        fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 8 }),
+        async (draws, cuts) => {
+          const claims = new Claims(redis, H_HOURS);
+          const store = `p-${ulid()}`;
+          const items = draws.map(([k, kind], offset) => ({
+            key: `${store}:${kind === 'u' ? `01K${String(k).padStart(23, '0')}` : `${kind}-${k}`}`,
+            position: at(0, offset),
+          }));
+          const first = new Map<string, string>();
+          const expected = items.map((it) => {
+            const owner = first.get(it.key) ?? (first.set(it.key, it.position), it.position);
+            return owner === it.position;
+          });
+          const got: boolean[] = [];
+          for (let i = 0, c = 0; i < items.length; c++) {
+            const size = cuts[c % cuts.length];
+            got.push(...(await claims.claim(TOPIC, items.slice(i, i + size))));
+            i += size;
+          }
+          expect(got).toEqual(expected);
+          // a replay of the whole log answers the same
+          expect(await claims.claim(TOPIC, items)).toEqual(expected);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it('recognises a claim for at least the horizon and at most 1.5× it', async () => {

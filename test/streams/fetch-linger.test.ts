@@ -5,6 +5,7 @@
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../../services/common/metrics.ts';
+import { bucketClaims, bucketKey, scopeBuckets } from '../../streams/runtime/claims.ts';
 import {
   enrichedEvent,
   produce,
@@ -80,9 +81,9 @@ describe('fetch linger per processor', () => {
     // the request ids' claims are held for the requests processor's own horizon (1 h: its ids are the
     // read API's), the event ids' for STREAMS_DEDUP_HORIZON_HOURS (72 h)
     const ttlHours = async (topic: string) => {
-      const [bucket] = await h.redis.keys(`sd:streams:claims:${topic}:{${store}}:*`);
-      expect(await h.redis.hlen(bucket)).toBe(40);
-      return (await h.redis.pttl(bucket)) / 3_600_000;
+      const [n] = await scopeBuckets(h.redis, topic, store);
+      expect(Object.keys((await bucketClaims(h.redis, topic, store, n)).claims)).toHaveLength(40);
+      return (await h.redis.pttl(bucketKey(topic, store, n))) / 3_600_000;
     };
     const requestsTtl = await ttlHours(h.infra.topic('requests'));
     expect(requestsTtl).toBeGreaterThan(0);
