@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
+import { productsByIds, storePrices } from '../../clickhouse/queries/catalog.ts';
 import { avroType } from '../../schemas/avro/logical-types.ts';
 import { CATALOG_AVRO, type CatalogTopicKey } from '../../schemas/catalog.ts';
 import { normalizeCollection, normalizePrice, normalizeProduct } from '../../services/catalog/normalize.ts';
@@ -154,5 +155,28 @@ describe('catalog index: a bulk import while the store is loaded', () => {
     await expect.poll(() => index.peek(store)?.collection('bulk-9000')?.members.length, { timeout: 10_000 }).toBe(450);
     expect(index.loads).toBe(2);
     expect(index.changesApplied).toBe(1);
+  });
+
+  it('holds every record as the catalog serves it, on a load and on a change (values pooled per store)', async () => {
+    const store = 'idx-pool';
+    const { index } = await loadedIndex(store, {});
+    const b = bulk(store, 20_000, 120);
+    await deliver('products', b.products);
+    await deliver('pricing', b.prices);
+    await expect.poll(() => index.peek(store)?.prices.get('pl-bulk')?.size, { timeout: 10_000 }).toBe(120);
+    // the same store read whole by a second index: both paths, the change and the load
+    const sub = new Redis(redis.url);
+    subs.push(sub);
+    const loaded = new CatalogIndex({ db, subscriber: sub, logger });
+    indexes.push(loaded);
+    await loaded.start();
+    const served = await productsByIds(db, store, b.ids.map(String));
+    const prices = (await storePrices(db, store)).get('pl-bulk');
+    expect(served).toHaveLength(120);
+    for (const c of [index.peek(store), await loaded.get(store)]) {
+      if (!c) throw new Error('not loaded');
+      expect(served.map((p) => c.products.get(p.id)?.p)).toEqual(served);
+      expect(new Map(c.prices.get('pl-bulk'))).toEqual(prices);
+    }
   });
 });

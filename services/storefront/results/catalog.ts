@@ -77,6 +77,8 @@ export interface ProductSignal {
 }
 
 const NONE: ReadonlySet<string> = new Set();
+/** at most this many distinct strings pooled per store (a bound for catalogs whose values never repeat) */
+const MAX_POOLED = 500_000;
 const NO_SIGNAL: ProductSignal = { revenue7d: 0, trending: 0, popularity: 0 };
 
 const seconds = (iso: string | null): number | null => (iso ? Math.floor(Date.parse(iso) / 1000) : null);
@@ -159,7 +161,80 @@ export class StoreCatalog {
   }
   private readonly memberOf = new Map<string, Set<string>>();
 
-  putProduct(p: ProductView): void {
+  /**
+   * One copy per store of each repeated value. Every product read from ClickHouse arrives with strings of
+   * its own, and most of a catalog's values repeat: prices, vendors, types, tags, option names and values,
+   * variant titles, currencies. A heap snapshot of a 10 000-product demo app (docs/decisions.md) had
+   * 24 MB of its 52 MB of strings in such copies. Strings compare by value, so sharing one is invisible.
+   */
+  private readonly pool = new Map<string, string>();
+
+  private one<T extends string | null>(s: T): T {
+    if (s === null) return s;
+    const have = this.pool.get(s);
+    if (have !== undefined) return have as T;
+    if (this.pool.size < MAX_POOLED) this.pool.set(s, s);
+    return s;
+  }
+
+  private ones(list: string[]): void {
+    for (let i = 0; i < list.length; i++) list[i] = this.one(list[i]);
+  }
+
+  /** `p` with its repeated values taken from the pool and its own ids shared between its parts (in place) */
+  private pooled(p: ProductView): ProductView {
+    p.vendor = this.one(p.vendor);
+    p.product_type = this.one(p.product_type);
+    this.ones(p.tags);
+    for (const o of p.options) {
+      o.name = this.one(o.name);
+      this.ones(o.values);
+    }
+    p.price_range.from = this.one(p.price_range.from);
+    p.price_range.to = this.one(p.price_range.to);
+    if (p.category) {
+      p.category.id = this.one(p.category.id);
+      p.category.name = this.one(p.category.name);
+      p.category.full_name = this.one(p.category.full_name);
+    }
+    const images = new Map<string, string>();
+    for (const img of p.images) if (img.id !== null) images.set(img.id, img.id);
+    const variants = new Map<string, string>();
+    for (const v of p.variants) {
+      variants.set(v.id, v.id);
+      v.title = this.one(v.title);
+      v.price = this.one(v.price);
+      v.compare_at_price = this.one(v.compare_at_price);
+      v.option1 = this.one(v.option1);
+      v.option2 = this.one(v.option2);
+      v.option3 = this.one(v.option3);
+      v.inventory_policy = this.one(v.inventory_policy);
+      v.inventory_management = this.one(v.inventory_management);
+      if (v.image_id !== null) v.image_id = images.get(v.image_id) ?? v.image_id;
+    }
+    for (const img of p.images) {
+      const ids = img.variant_ids;
+      for (let i = 0; i < ids.length; i++) ids[i] = variants.get(ids[i]) ?? ids[i];
+    }
+    return p;
+  }
+
+  /** a price entry with its values from the pool and its ids those of its product and variant (in place) */
+  pooledPrice(entry: PriceView): PriceView {
+    entry.currency = this.one(entry.currency);
+    entry.price = this.one(entry.price);
+    entry.compare_at_price = this.one(entry.compare_at_price);
+    const item = this.products.get(entry.product_id);
+    if (item) {
+      entry.product_id = item.p.id;
+      const v = item.variants.find((x) => x.id === entry.variant_id);
+      if (v) entry.variant_id = v.id;
+    }
+    return entry;
+  }
+
+  putProduct(view: ProductView): void {
+    const p = this.pooled(view);
     this.removeProduct(p.id);
     this.products.set(p.id, {
       p,
@@ -391,7 +466,10 @@ export class CatalogIndex {
       after = page[page.length - 1].id;
     }
     c.setB2b(b2b);
-    for (const [list, entries] of prices) c.prices.set(list, entries);
+    for (const [list, entries] of prices) {
+      for (const entry of entries.values()) c.pooledPrice(entry);
+      c.prices.set(list, entries);
+    }
     for (const m of metaobjects) c.metaobjects.set(m.gid, m);
     await this.loadSignals(c);
     c.version = (this.loaded.get(storeId)?.version ?? 0) + 1;
@@ -535,7 +613,7 @@ export class CatalogIndex {
       let list = c.prices.get(k.priceListId);
       if (entry) {
         if (!list) c.prices.set(k.priceListId, (list = new Map()));
-        list.set(k.variantId, entry);
+        list.set(k.variantId, c.pooledPrice(entry));
       } else list?.delete(k.variantId);
     }
     if (b2bList) c.setB2b(b2bList);
