@@ -10,11 +10,12 @@ import { avroType } from '../../schemas/avro/logical-types.ts';
 import { CATALOG_AVRO, type CatalogTopicKey } from '../../schemas/catalog.ts';
 import { normalizeCollection, normalizePrice, normalizeProduct } from '../../services/catalog/normalize.ts';
 import { createLogger } from '../../services/common/logger.ts';
-import { CatalogIndex } from '../../services/storefront/results/catalog.ts';
+import { CatalogIndex, StoreCatalog } from '../../services/storefront/results/catalog.ts';
 import { CATALOG_PROCESSORS } from '../../streams/catalog/index.ts';
 import type { Decoded, ProcessContext } from '../../streams/runtime/types.ts';
 import { shopifyCollection, shopifyProduct } from '../catalog/fixtures.ts';
 import { privateDb } from '../helpers/chdb.ts';
+import { productView } from './fixtures.ts';
 import { type RedisServer, startRedis } from '../helpers/redis.ts';
 
 const logger = createLogger('catalog-index-test', 'silent');
@@ -178,5 +179,29 @@ describe('catalog index: a bulk import while the store is loaded', () => {
       expect(served.map((p) => c.products.get(p.id)?.p)).toEqual(served);
       expect(new Map(c.prices.get('pl-bulk'))).toEqual(prices);
     }
+  });
+});
+
+describe('store catalog records', () => {
+  it("orders each product's variants by position and shares one slot map per option layout", () => {
+    const c = new StoreCatalog('s');
+    const base = productView('1', 'Tee', 'shirt', 10);
+    const [v] = base.variants;
+    c.putProduct({
+      ...base,
+      variants: [
+        { ...v, id: '12', position: 2 },
+        { ...v, id: '11', position: 1 },
+      ],
+    });
+    c.putProduct(productView('2', 'Tee', 'shirt', 10));
+    c.putProduct(productView('3', 'Mug', 'mug', 5, { option: { name: 'Size', value: 'L' } }));
+    const [one, two, three] = ['1', '2', '3'].map((id) => c.products.get(id));
+    expect(one?.variants.map((x) => x.id)).toEqual(['11', '12']);
+    expect(one?.p.variants.map((x) => x.id)).toEqual(['12', '11']);
+    expect(two?.variants.map((x) => x.id)).toEqual(['21']);
+    expect(one?.optionSlots).toBe(two?.optionSlots);
+    expect([...(one?.optionSlots ?? [])]).toEqual([['color', 1]]);
+    expect([...(three?.optionSlots ?? [])]).toEqual([['size', 1]]);
   });
 });

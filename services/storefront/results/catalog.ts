@@ -51,6 +51,13 @@ export interface IndexedProduct {
   optionSlots: ReadonlyMap<string, 1 | 2 | 3>;
 }
 
+/** the variants by position: the product's own array when it is in that order already (the usual case) */
+function inPositionOrder(variants: VariantView[]): VariantView[] {
+  for (let i = 1; i < variants.length; i++)
+    if (variants[i].position < variants[i - 1].position) return [...variants].sort((a, b) => a.position - b.position);
+  return variants;
+}
+
 /** option code → slot, as the variants' option1..option3 hold the values of the options by position */
 function optionSlots(p: ProductView): Map<string, 1 | 2 | 3> {
   const out = new Map<string, 1 | 2 | 3>();
@@ -233,6 +240,18 @@ export class StoreCatalog {
     return entry;
   }
 
+  /** products whose options have the same names in the same places share one (read-only) slot map */
+  private readonly slotMaps = new Map<string, ReadonlyMap<string, 1 | 2 | 3>>();
+
+  private slotsOf(p: ProductView): ReadonlyMap<string, 1 | 2 | 3> {
+    const slots = optionSlots(p);
+    const key = JSON.stringify([...slots]);
+    const shared = this.slotMaps.get(key);
+    if (shared) return shared;
+    if (this.slotMaps.size < MAX_POOLED) this.slotMaps.set(key, slots);
+    return slots;
+  }
+
   putProduct(view: ProductView): void {
     const p = this.pooled(view);
     this.removeProduct(p.id);
@@ -242,8 +261,8 @@ export class StoreCatalog {
       publishedSec: seconds(p.published_at),
       updatedSec: seconds(p.updated_at),
       order: Number(p.id),
-      variants: [...p.variants].sort((a, b) => a.position - b.position),
-      optionSlots: optionSlots(p),
+      variants: inPositionOrder(p.variants),
+      optionSlots: this.slotsOf(p),
     });
     this.byHandle.set(p.handle, p.id);
     for (const v of p.variants) {
