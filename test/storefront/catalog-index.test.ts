@@ -204,4 +204,20 @@ describe('store catalog records', () => {
     expect([...(one?.optionSlots ?? [])]).toEqual([['color', 1]]);
     expect([...(three?.optionSlots ?? [])]).toEqual([['size', 1]]);
   });
+
+  it('forgets the variants and inventory items of a removed product, and of a product that changed its variants', () => {
+    const c = new StoreCatalog('s');
+    const item = (p: ReturnType<typeof productView>, variant: string, inventoryItem: string) => ({
+      ...p,
+      variants: [{ ...p.variants[0], id: variant, inventory_item_id: inventoryItem }],
+    });
+    c.putProduct(item(productView('1', 'Tee', 'shirt', 10), '11', '901'));
+    c.putProduct(item(productView('2', 'Mug', 'mug', 5), '21', '902'));
+    expect(c.productOfVariant.get('11')).toBe('1');
+    expect(c.productOfItem.get('902')).toBe('2');
+    c.putProduct(item(productView('1', 'Tee', 'shirt', 10), '12', '903'));
+    c.removeProduct('2');
+    expect([...c.productOfVariant]).toEqual([['12', '1']]);
+    expect([...c.productOfItem]).toEqual([['903', '1']]);
+  });
 });

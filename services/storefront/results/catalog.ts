@@ -280,6 +280,12 @@ export class StoreCatalog {
     if (!old) return;
     this.products.delete(id);
     if (this.byHandle.get(old.p.handle) === id) this.byHandle.delete(old.p.handle);
+    // a variant or item that moved to another product since points there now
+    for (const v of old.p.variants) {
+      if (this.productOfVariant.get(v.id) === id) this.productOfVariant.delete(v.id);
+      if (v.inventory_item_id && this.productOfItem.get(v.inventory_item_id) === id)
+        this.productOfItem.delete(v.inventory_item_id);
+    }
     for (const l of this.listeners) l.remove(id);
   }
 
