@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { ulid } from 'ulid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimField } from '../../streams/runtime/claims.ts';
 import { sql, stack } from '../helpers/stack.ts';
 import { closeTestStoreWriter, createTestStore } from '../helpers/stores.ts';
 
@@ -129,10 +130,10 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
       const keys = [...(await redis.keys(`*${view.event_id}*`)), ...(await redis.keys('sd:streams:claims-epoch:*'))];
       expect(keys.length).toBeGreaterThanOrEqual(1);
       await redis.del(...keys);
-      // the processor's claim is a field of one of the store's claim bucket hashes
+      // the processor's claim is a field (the id's hash) of one of the store's claim shards
       let claims = 0;
       for (const bucket of await redis.keys(`sd:streams:claims:*:{${storeId}}:*`))
-        claims += await redis.hdel(bucket, view.event_id);
+        claims += await redis.hdel(bucket, claimField(view.event_id));
       expect(claims).toBe(1);
       // the beacon's mark is a member of one of the store's dedup bucket sets
       let removed = 0;
