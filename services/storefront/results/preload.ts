@@ -1,7 +1,7 @@
 // The `Link` response header: image preload hints for the first products of a result page, so the
 // browser fetches the product images while the storefront renders (reference notes §9b).
 //
-// At most 6 products, each its featured image (a variant tile: its variant's image) as
+// At most 6 products, each its featured image (a variant tile: its variant's image; an image once) as
 //   <src>; rel=preload; as=image; fetchpriority=high; imagesrcset="<src?width=360> 360w, …"[; imagesizes="…"]
 // Widths: the request's responseOptions.mediaPreloads.srcsetSizes, else the store's srcset sizes (default
 // 360, 540, 720, 900, 1080). Sent unless the store disabled preloads or the request sent enabled: false
@@ -55,9 +55,14 @@ export function linkHeader(
   settings: { srcsetSizes: number[]; sizes: string | null },
 ): string | null {
   const parts: string[] = [];
+  // one hint per image: products and variant tiles often share one (a browser fetches it once anyway and
+  // warns about a preload it did not need)
+  const seen = new Set<string>();
   for (const raw of images.slice(0, MAX_PRELOADS)) {
     if (!raw) continue;
     const src = rewrite(raw, store);
+    if (seen.has(src)) continue;
+    seen.add(src);
     const srcset = settings.srcsetSizes.map((w) => `${withWidth(src, w)} ${w}w`).join(', ');
     let part = `<${encodeURI(decodeURI(src))}>; rel=preload; as=image; fetchpriority=high; imagesrcset="${quoted(srcset)}"`;
     if (settings.sizes) part += `; imagesizes="${quoted(settings.sizes)}"`;
