@@ -19,6 +19,7 @@
 import { crc32, constants, deflateRawSync } from 'node:zlib';
 import { Negotiator } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { recordJson } from './rendered.ts';
 
 export interface Answer<M> {
   meta: M;
@@ -28,8 +29,26 @@ export interface Answer<M> {
   gzip?: { prefix: Buffer; crc: number };
 }
 
+/**
+ * `<meta JSON>\n<envelope JSON>`, the envelope as JSON.stringify writes it. An envelope whose first field is
+ * `results` (every product answer's) is written with each record's remembered JSON (results/rendered.ts)
+ * spliced in, so a record shown again is not serialized again; the bytes are the same.
+ */
 export function encodeAnswer(meta: unknown, envelope: unknown): string {
-  return `${JSON.stringify(meta)}\n${JSON.stringify(envelope)}`;
+  const head = JSON.stringify(meta);
+  const e = envelope as Record<string, unknown> | null;
+  if (e && typeof e === 'object' && !Array.isArray(e) && Array.isArray(e.results)) {
+    for (const first in e) {
+      if (first !== 'results') break;
+      const { results, ...rest } = e as { results: unknown[] };
+      const tail = JSON.stringify(rest);
+      const items = results.map((r) =>
+        r !== null && typeof r === 'object' ? recordJson(r) : (JSON.stringify(r) ?? 'null'),
+      );
+      return `${head}\n{"results":[${items.join(',')}]${tail === '{}' ? '}' : `,${tail.slice(1)}`}`;
+    }
+  }
+  return `${head}\n${JSON.stringify(envelope)}`;
 }
 
 /** a cached answer from its UTF-8 bytes (results/cache.ts): `head` is a view of them, not a copy */

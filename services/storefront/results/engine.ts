@@ -23,6 +23,7 @@ import { computeFacets, expandFacets } from './facets.ts';
 import { activeRule, liveBanners, livePins } from './merch.ts';
 import { MAX_PRELOADS } from './preload.ts';
 import { featuredImageOf, parseAttributes, renderTile } from './render.ts';
+import { renderContext, renderedRecord } from './rendered.ts';
 import { rankedLists, visibilityEpoch } from './ranked.ts';
 import { buildScope, compileEntitlements, type Scope } from './scope.ts';
 import { applyMerchBoosts, pinAt, pinTiles, resolveSortOrder, sortTiles } from './sort.ts';
@@ -175,10 +176,27 @@ export function resultPage(
       return c?.view.published ? [c.view.title] : [];
     });
   const usedBreakouts = o.breakouts.filter((b) => o.tiles.some((t) => t.breakout?.id === b.id));
+  const timestamps = o.timestamps ?? 'iso';
+  // what shapes a record besides its tile (results/rendered.ts): the request's side of it, the scope's
+  // inputs (buildScope), the catalog's version and the configuration's generation
+  const context = renderContext([
+    catalog.storeId,
+    catalog.version,
+    input.view.generation,
+    body.attributes ?? null,
+    timestamps,
+    selected ? [...selected].map(([code, values]) => [code, [...values]]) : null,
+    input.rc.market ?? null,
+    input.rc.currency ?? null,
+    b2bLocationOf(input),
+    body.discountEntitlements ?? null,
+  ]);
   return {
     fields: {
       results: o.pageTiles.map((t) =>
-        renderTile(t, { projection, scope: o.scope, timestamps: o.timestamps ?? 'iso', selected, collectionTitles }),
+        renderedRecord(context, t, () =>
+          renderTile(t, { projection, scope: o.scope, timestamps, selected, collectionTitles }),
+        ),
       ),
       totalResults: o.tiles.length,
       page: o.page,

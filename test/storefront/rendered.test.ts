@@ -1,0 +1,83 @@
+// Remembered records (services/storefront/results/rendered.ts) and the answer encoder that splices their
+// JSON into the envelope (results/answer.ts encodeAnswer): the bytes are JSON.stringify's, whatever the
+// envelope, and a record shown again is the same object, rendered once.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { encodeAnswer } from '../../services/storefront/results/answer.ts';
+import {
+  clearRendered,
+  RENDERED_MAX_CHARS,
+  renderContext,
+  renderedRecord,
+} from '../../services/storefront/results/rendered.ts';
+import type { Tile } from '../../services/storefront/results/tiles.ts';
+
+const reference = (meta: unknown, envelope: unknown) => `${JSON.stringify(meta)}\n${JSON.stringify(envelope)}`;
+
+describe('rendered records and the answer encoder', () => {
+  it('writes the bytes JSON.stringify writes, for any envelope (property)', () => {
+    const record = fc.dictionary(fc.string(), fc.jsonValue());
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(record, fc.jsonValue()), { maxLength: 8 }),
+        fc.dictionary(
+          fc.string().filter((k) => k !== 'results'),
+          fc.jsonValue(),
+        ),
+        fc.boolean(),
+        fc.jsonValue(),
+        (results, rest, resultsFirst, meta) => {
+          // the same record objects again, as remembered records come back in later answers
+          const envelope = resultsFirst ? { results, ...rest } : { ...rest, results };
+          expect(encodeAnswer(meta, envelope)).toBe(reference(meta, envelope));
+          expect(encodeAnswer(meta, { results: [...results, ...results], ...rest })).toBe(
+            reference(meta, { results: [...results, ...results], ...rest }),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+    for (const envelope of [
+      { results: [] },
+      { results: [undefined, null, 'x', { a: undefined }] },
+      { page: 1 },
+      null,
+      [],
+    ])
+      expect(encodeAnswer({ m: 1 }, envelope)).toBe(reference({ m: 1 }, envelope));
+  });
+
+  it('renders a record once per tile and context, and again for another context, variant set or breakout', () => {
+    clearRendered();
+    let renders = 0;
+    const item = { p: { id: '42' } } as Tile['item'];
+    const tile = (variants: string[], breakout: Tile['breakout'] = null): Tile =>
+      ({ item, variants: variants.map((id) => ({ id })), breakout, position: 1 }) as unknown as Tile;
+    const render = () => {
+      renders++;
+      return { id: 42, n: renders } as never;
+    };
+    const a = renderContext(['store', 1, 1, null, 'iso']);
+    const first = renderedRecord(a, tile(['1', '2']), render);
+    expect(renderedRecord(a, tile(['1', '2']), render)).toBe(first);
+    expect(renders).toBe(1);
+    // another catalog version, variant subset or breakout value: another record
+    renderedRecord(renderContext(['store', 2, 1, null, 'iso']), tile(['1', '2']), render);
+    renderedRecord(a, tile(['1']), render);
+    const red = { id: 'b1', name: 'Color', optionCode: 'color', value: 'red', valueInTitle: true };
+    renderedRecord(a, tile(['1', '2'], red), render);
+    renderedRecord(a, tile(['1', '2'], { ...red, value: 'blue' }), render);
+    expect(renders).toBe(5);
+    // bounded by the records' JSON: the least recently used goes first
+    const big = () => ({ id: 1, text: 'x'.repeat(64 * 1024) }) as never;
+    renderedRecord(a, tile(['1', '2']), render); // used recently: stays while there is room
+    for (let i = 0; i < RENDERED_MAX_CHARS / (64 * 1024) - 2; i++) renderedRecord(a, tile([String(1000 + i)]), big);
+    expect(renderedRecord(a, tile(['1', '2']), render)).toBe(first);
+    expect(renderedRecord(a, tile(['1000']), render)).not.toHaveProperty('n');
+    for (let i = 0; i < 4; i++) renderedRecord(a, tile([String(5000 + i)]), big);
+    // the oldest went first; '1000', used just before, stayed
+    expect(renderedRecord(a, tile(['1001']), render)).toHaveProperty('n');
+    expect(renderedRecord(a, tile(['1000']), render)).not.toHaveProperty('n');
+    clearRendered();
+  });
+});
