@@ -47,37 +47,38 @@ describe('rendered records and the answer encoder', () => {
       expect(encodeAnswer({ m: 1 }, envelope).toString()).toBe(reference({ m: 1 }, envelope).toString());
   });
 
-  it('renders a record once per tile and context, and again for another context, variant set or breakout', () => {
+  it('renders a record once per tile and context, and again for another context, product or breakout', () => {
     clearRendered();
     let renders = 0;
-    const item = { p: { id: '42' } } as Tile['item'];
-    const tile = (variants: string[], breakout: Tile['breakout'] = null): Tile =>
-      ({ item, variants: variants.map((id) => ({ id })), breakout, position: 1 }) as unknown as Tile;
+    // a tile's variants follow from its product and breakout (tilesOf): the key does not list them
+    const tile = (productId: string, breakout: Tile['breakout'] = null): Tile =>
+      ({ item: { p: { id: productId } }, variants: [], breakout, position: 1 }) as unknown as Tile;
     const render = () => {
       renders++;
       return { id: 42, n: renders } as never;
     };
     const a = renderContext(['store', 1, 1, null, 'iso']);
-    const first = renderedRecord(a, tile(['1', '2']), render);
-    expect(renderedRecord(a, tile(['1', '2']), render)).toBe(first);
+    expect(renderContext(['store', 1, 1, null, 'iso'])).toBe(a);
+    const first = renderedRecord(a, tile('42'), render);
+    expect(renderedRecord(a, tile('42'), render)).toBe(first);
     expect(renders).toBe(1);
-    // another catalog version, variant subset or breakout value: another record
-    renderedRecord(renderContext(['store', 2, 1, null, 'iso']), tile(['1', '2']), render);
-    renderedRecord(a, tile(['1']), render);
+    // another catalog version, product or breakout value: another record
+    renderedRecord(renderContext(['store', 2, 1, null, 'iso']), tile('42'), render);
+    renderedRecord(a, tile('43'), render);
     const red = { id: 'b1', name: 'Color', optionCode: 'color', value: 'red', valueInTitle: true };
-    renderedRecord(a, tile(['1', '2'], red), render);
-    renderedRecord(a, tile(['1', '2'], { ...red, value: 'blue' }), render);
+    renderedRecord(a, tile('42', red), render);
+    renderedRecord(a, tile('42', { ...red, value: 'blue' }), render);
     expect(renders).toBe(5);
     // bounded by the records' JSON: the least recently used goes first
     const big = () => ({ id: 1, text: 'x'.repeat(64 * 1024) }) as never;
-    renderedRecord(a, tile(['1', '2']), render); // used recently: stays while there is room
-    for (let i = 0; i < RENDERED_MAX_BYTES / (64 * 1024) - 2; i++) renderedRecord(a, tile([String(1000 + i)]), big);
-    expect(renderedRecord(a, tile(['1', '2']), render)).toBe(first);
-    expect(renderedRecord(a, tile(['1000']), render)).not.toHaveProperty('n');
-    for (let i = 0; i < 4; i++) renderedRecord(a, tile([String(5000 + i)]), big);
+    renderedRecord(a, tile('42'), render); // used recently: stays while there is room
+    for (let i = 0; i < RENDERED_MAX_BYTES / (64 * 1024) - 2; i++) renderedRecord(a, tile(String(1000 + i)), big);
+    expect(renderedRecord(a, tile('42'), render)).toBe(first);
+    expect(renderedRecord(a, tile('1000'), render)).not.toHaveProperty('n');
+    for (let i = 0; i < 4; i++) renderedRecord(a, tile(String(5000 + i)), big);
     // the oldest went first; '1000', used just before, stayed
-    expect(renderedRecord(a, tile(['1001']), render)).toHaveProperty('n');
-    expect(renderedRecord(a, tile(['1000']), render)).not.toHaveProperty('n');
+    expect(renderedRecord(a, tile('1001'), render)).toHaveProperty('n');
+    expect(renderedRecord(a, tile('1000'), render)).not.toHaveProperty('n');
     clearRendered();
   });
 });
