@@ -189,6 +189,8 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
     onExit = r;
   });
   const started = new Set<number>();
+  /** each node's last lines, for the error when one exits during start-up */
+  const tails = new Map<number, string[]>();
   for (let id = 1; id <= n; id++) {
     const dumpCds = !haveCds && id === 1;
     const child = spawn(
@@ -218,6 +220,10 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
           const line = buf.slice(0, i);
           buf = buf.slice(i + 1);
           if (line.includes('Kafka Server started')) started.add(id);
+          let tail = tails.get(id);
+          if (!tail) tails.set(id, (tail = []));
+          tail.push(line);
+          if (tail.length > 20) tail.shift();
           output(`kafka-${id}`, line);
           i = buf.indexOf('\n');
         }
@@ -254,7 +260,12 @@ export async function startKafkaCluster(opts: KafkaClusterOptions): Promise<Kafk
     const deadline = Date.now() + timeout;
     const check = () => {
       if (opts.signal?.aborted) throw new Error('start-up aborted');
-      if (dead) throw new Error(`Apache Kafka node ${dead.node} exited during start-up (code ${dead.code})`);
+      if (dead) {
+        const last = (tails.get(dead.node) ?? []).filter((l) => /ERROR|FATAL|Exception|Caused by/.test(l)).slice(-5);
+        throw new Error(
+          `Apache Kafka node ${dead.node} exited during start-up (code ${dead.code})${last.length ? `:\n${last.join('\n')}` : ''}`,
+        );
+      }
       if (Date.now() > deadline) throw new Error(`Apache Kafka did not start within ${timeout} ms`);
     };
     while (started.size < n) {
