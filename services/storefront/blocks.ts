@@ -98,7 +98,7 @@ export async function blockRoutes(host: FastifyInstance, opts: BlockRoutesOption
   const versionOf = (input: ResultsInput, sf: StorefrontRequestState, b: Awaited<ReturnType<typeof behaviourOf>>) =>
     `${input.catalog.version}.${sf.view.generation}.${b.relations?.version ?? 'x'}.${b.learned?.version ?? 'x'}.${similarOf(input.catalog).version}.${b.imagesVersion ?? 'x'}.${b.content ? 'c' : 'x'}`;
 
-  const cached = (key: string | null, kind: string, compute: () => Buffer) =>
+  const cached = (key: string | null, kind: string, compute: () => string) =>
     cachedOrComputed(opts.cache, key, kind, compute, decodeAnswer<BlockMeta>);
 
   app.post(

@@ -116,7 +116,7 @@ export async function browseRoutes(host: FastifyInstance, opts: BrowseRoutesOpti
       const input = await inputOf(sf, opts);
       // previews are never cached and never recorded
       const key = body.preview_id ? null : cacheKey(sf, input, opts, 'browse', handle, body);
-      const compute = (): Buffer => {
+      const compute = (): string => {
         const r = browse(input, handle, body);
         const settings = preloadSettings(sf.store, body.responseOptions);
         if (settings) r.envelope._meta.imagePreloads = { srcsetSizes: settings.srcsetSizes };

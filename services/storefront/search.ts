@@ -210,7 +210,7 @@ export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOpti
             sf.context,
           )
         : null;
-      const compute = (): Buffer => {
+      const compute = (): string => {
         const r = executeSearch(input, query, body, deps, plan);
         const settings = preloadSettings(sf.store, body.responseOptions);
         if (settings) r.envelope._meta.imagePreloads = { srcsetSizes: settings.srcsetSizes };

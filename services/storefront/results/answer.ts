@@ -19,7 +19,7 @@
 import { crc32, constants, deflateRawSync } from 'node:zlib';
 import { Negotiator } from '@fastify/accept-negotiator';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { recordBytes } from './rendered.ts';
+import { recordJson } from './rendered.ts';
 
 export interface Answer<M> {
   meta: M;
@@ -29,16 +29,12 @@ export interface Answer<M> {
   gzip?: { prefix: Buffer; crc: number };
 }
 
-const COMMA = Buffer.from(',');
-
 /**
- * `<meta JSON>\n<envelope JSON>` as UTF-8, the envelope as JSON.stringify writes it. An envelope whose first
- * field is `results` (every product answer's) is written with each record's remembered bytes
- * (results/rendered.ts) spliced in: a record shown again is not serialized or encoded again (the answer's
- * string to bytes alone was 18 % of computed browse answers once the records were remembered); the bytes
- * are the same.
+ * `<meta JSON>\n<envelope JSON>`, the envelope as JSON.stringify writes it. An envelope whose first field is
+ * `results` (every product answer's) is written with each record's remembered JSON (results/rendered.ts)
+ * spliced in, so a record shown again is not serialized again; the bytes are the same.
  */
-export function encodeAnswer(meta: unknown, envelope: unknown): Buffer {
+export function encodeAnswer(meta: unknown, envelope: unknown): string {
   const head = JSON.stringify(meta);
   const e = envelope as Record<string, unknown> | null;
   if (e && typeof e === 'object' && !Array.isArray(e) && Array.isArray(e.results)) {
@@ -46,18 +42,13 @@ export function encodeAnswer(meta: unknown, envelope: unknown): Buffer {
       if (first !== 'results') break;
       const { results, ...rest } = e as { results: unknown[] };
       const tail = JSON.stringify(rest);
-      const parts: Buffer[] = [Buffer.from(`${head}\n{"results":[`, 'utf8')];
-      results.forEach((r, i) => {
-        if (i > 0) parts.push(COMMA);
-        parts.push(
-          r !== null && typeof r === 'object' ? recordBytes(r) : Buffer.from(JSON.stringify(r) ?? 'null', 'utf8'),
-        );
-      });
-      parts.push(Buffer.from(tail === '{}' ? ']}' : `],${tail.slice(1)}`, 'utf8'));
-      return Buffer.concat(parts);
+      const items = results.map((r) =>
+        r !== null && typeof r === 'object' ? recordJson(r) : (JSON.stringify(r) ?? 'null'),
+      );
+      return `${head}\n{"results":[${items.join(',')}]${tail === '{}' ? '}' : `,${tail.slice(1)}`}`;
     }
   }
-  return Buffer.from(`${head}\n${JSON.stringify(envelope)}`, 'utf8');
+  return `${head}\n${JSON.stringify(envelope)}`;
 }
 
 /** a cached answer from its UTF-8 bytes (results/cache.ts): `head` is a view of them, not a copy */

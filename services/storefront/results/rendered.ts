@@ -9,20 +9,20 @@
 // included, so a changed store never finds an old record: its keys are new and the old ones age out.
 //
 // Records are shared between answers once remembered: nothing may change a record after renderTile (the
-// answers only serialize them). Their JSON is kept beside them as UTF-8 (recordBytes), which encodeAnswer
-// splices into the answer's bytes: a cached record is neither rendered, serialized nor encoded again.
+// answers only serialize them). Their JSON text is kept beside them (recordJson), which encodeAnswer
+// splices into the envelope: a cached record is neither rendered nor serialized again.
 import type { ProductRecord } from '../../../schemas/storefront.ts';
 import type { Tile } from './tiles.ts';
 
 /**
- * what the remembered records may hold across stores, counted as their JSON's bytes (a demo record is
+ * what the remembered records may hold across stores, counted as their JSON's length (a demo record is
  * ≈ 5 KB; the objects take about as much again): the least recently used go first
  */
-export const RENDERED_MAX_BYTES = 8 * 1024 * 1024;
+export const RENDERED_MAX_CHARS = 8 * 1024 * 1024;
 
 const records = new Map<string, ProductRecord>();
-const texts = new WeakMap<object, Buffer>();
-let bytes = 0;
+const texts = new WeakMap<object, string>();
+let chars = 0;
 
 /**
  * The record of `t` under `context` (renderContext's key: everything but the tile that shapes a record),
@@ -42,11 +42,11 @@ export function renderedRecord(context: string, t: Tile, render: () => ProductRe
   }
   const rec = render();
   records.set(key, rec);
-  bytes += recordBytes(rec).length;
-  while (bytes > RENDERED_MAX_BYTES && records.size > 1) {
+  chars += recordJson(rec).length;
+  while (chars > RENDERED_MAX_CHARS && records.size > 1) {
     const [oldest, old] = records.entries().next().value as [string, ProductRecord];
     records.delete(oldest);
-    bytes -= recordBytes(old).length;
+    chars -= recordJson(old).length;
   }
   return rec;
 }
@@ -71,18 +71,18 @@ const contexts = new Map<string, string>();
 const MAX_CONTEXTS = 10_000;
 let named = 0;
 
-/** JSON.stringify(record) as UTF-8, once per record object */
-export function recordBytes(rec: object): Buffer {
-  let b = texts.get(rec);
-  if (b === undefined) {
-    b = Buffer.from(JSON.stringify(rec), 'utf8');
-    texts.set(rec, b);
+/** JSON.stringify(record), once per record object */
+export function recordJson(rec: object): string {
+  let s = texts.get(rec);
+  if (s === undefined) {
+    s = JSON.stringify(rec);
+    texts.set(rec, s);
   }
-  return b;
+  return s;
 }
 
 /** forget every remembered record (tests) */
 export function clearRendered(): void {
   records.clear();
-  bytes = 0;
+  chars = 0;
 }
