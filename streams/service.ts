@@ -158,6 +158,7 @@ export async function startStreams(opts: StreamsOptions): Promise<Streams> {
   const runOptions = () => ({
     lingerMs: config.STREAMS_LINGER_MS,
     batchedLingerMs: config.STREAMS_BATCHED_LINGER_MS,
+    idleFetchWaitMs: config.STREAMS_IDLE_FETCH_WAIT_MS || undefined,
     maxBatchMessages: config.STREAMS_MAX_BATCH_MESSAGES,
     maxBatchBytes: config.STREAMS_MAX_BATCH_BYTES,
     dedupHorizonHours: config.STREAMS_DEDUP_HORIZON_HOURS,

@@ -2,6 +2,7 @@
 // validated once at start-up, with defaults that make `npm start` work on a fresh machine.
 import path from 'node:path';
 import { z } from 'zod';
+import { IDLE_FETCH_WAIT_MS } from './kafka/client.ts';
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback);
 const optionalUrl = z
@@ -211,6 +212,8 @@ export const EnvSchema = z.object({
   STREAMS_LINGER_MS: z.coerce.number().int().min(0).max(1_000).default(100),
   /** streams: the same for processors of high-rate topics that write per chunk (request events; docs/streams.md) */
   STREAMS_BATCHED_LINGER_MS: z.coerce.number().int().min(0).max(5_000).default(500),
+  /** streams: after a fetch that found nothing, how long the next waits for the first message (0 = every fetch lingers) */
+  STREAMS_IDLE_FETCH_WAIT_MS: z.coerce.number().int().min(0).max(10_000).default(IDLE_FETCH_WAIT_MS),
   /** streams: most messages in one ClickHouse insert */
   STREAMS_MAX_BATCH_MESSAGES: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** streams: most bytes fetched per partition per batch */

@@ -8,6 +8,7 @@ import os from 'node:os';
 import {
   type ConsumerClient,
   createConsumerClient,
+  IDLE_FETCH_WAIT_MS,
   createProducerClient,
   ensureTopics,
   type Kafka,
@@ -82,6 +83,7 @@ export class RegistryLog {
       topics: [topic],
       fromBeginning: true,
       lingerMs: 200,
+      idleWaitMs: IDLE_FETCH_WAIT_MS,
       autoResolve: true,
       onCrash: (err, restart) => {
         if (!restart) this.crashed = err;

@@ -20,6 +20,7 @@ import {
 import {
   type ConsumerClient,
   createConsumerClient,
+  IDLE_FETCH_WAIT_MS,
   ensureTopics,
   type Kafka,
   type SourceBatch,
@@ -93,6 +94,7 @@ export class ConfigDirectory implements StoreDirectory {
       topics: [topic],
       fromBeginning: true,
       lingerMs: 250,
+      idleWaitMs: IDLE_FETCH_WAIT_MS,
       sessionTimeoutMs: 30_000,
       heartbeatIntervalMs: 3_000,
       autoResolve: true,

@@ -48,6 +48,8 @@ export interface RunOptions {
   lingerMs: number;
   /** the linger of processors that ask for `fetch: 'batched'` (default: lingerMs) */
   batchedLingerMs?: number;
+  /** live mode: how long a fetch after an empty one waits for the first message (ConsumerClientOptions.idleWaitMs) */
+  idleFetchWaitMs?: number;
   maxBatchMessages: number;
   maxBatchBytes: number;
   dedupHorizonHours: number;
@@ -146,11 +148,14 @@ export class ProcessorRunner<T> {
    * waits out its linger (its minBytes is out of reach at its rates), so each partition's chunk — one
    * insert per table, ≈ 30 ms of chDB CPU however small — gathers that long's messages.
    */
-  private fetchWait(): { lingerMs: number; minBytes: number } {
+  private fetchWait(): { lingerMs: number; minBytes: number; idleWaitMs?: number } {
+    // a replay reads a backlog to given offsets: it never idles, and must not wait out a long poll at its end
+    const idle =
+      this.opts.replay || this.opts.idleFetchWaitMs === undefined ? {} : { idleWaitMs: this.opts.idleFetchWaitMs };
     if (this.processor.fetch === 'batched' && !this.opts.replay) {
-      return { lingerMs: this.opts.batchedLingerMs ?? this.opts.lingerMs, minBytes: 8 * 1024 * 1024 };
+      return { lingerMs: this.opts.batchedLingerMs ?? this.opts.lingerMs, minBytes: 8 * 1024 * 1024, ...idle };
     }
-    return { lingerMs: this.opts.lingerMs, minBytes: 64 * 1024 };
+    return { lingerMs: this.opts.lingerMs, minBytes: 64 * 1024, ...idle };
   }
 
   private async track(p: Promise<void>): Promise<void> {

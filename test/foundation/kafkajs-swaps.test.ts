@@ -15,6 +15,7 @@ const ALL_HOLD = {
   record_decoder: true,
   idle_polling: true,
   send_retry: true,
+  idle_fetch: true,
 };
 
 /** swapStatus() in a fresh Node process after importing `modules` in order (paths from the repo root) */

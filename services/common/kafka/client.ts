@@ -72,6 +72,9 @@ export interface SourceBatch {
   heartbeat(): Promise<void>;
 }
 
+/** how long a consumer's fetch after an empty one waits for the first message (ConsumerClientOptions.idleWaitMs) */
+export const IDLE_FETCH_WAIT_MS = 1_000;
+
 export interface ConsumerClientOptions {
   groupId: string;
   topics: string[];
@@ -80,6 +83,11 @@ export interface ConsumerClientOptions {
   /** broker-side linger: a fetch waits up to this long for `minBytes` */
   lingerMs: number;
   minBytes?: number;
+  /**
+   * after a fetch that found nothing, the next waits up to this long for any message (a long poll that
+   * answers at the first append) instead of polling every `lingerMs`; unset = every fetch lingers
+   */
+  idleWaitMs?: number;
   maxBytesPerPartition?: number;
   sessionTimeoutMs?: number;
   heartbeatIntervalMs?: number;

@@ -28,6 +28,7 @@ export {
   kafkajsRecordDecoderIsFast,
   kafkajsRecordEncoderIsFast,
   reportSwaps,
+  setIdleFetchWait,
   SWAPS,
   type SwapName,
   swapStatus,

@@ -2,7 +2,7 @@
 // caller alone decides when the fetch position moves (resolve) and when offsets become durable (commit;
 // the streams runtime commits after the ClickHouse write). Linger is the fetch's own: the broker holds a fetch up to `lingerMs` waiting for
 // `minBytes`, so one fetch response per partition is one batch (split further by count in the runtime).
-import './swaps.ts';
+import { setIdleFetchWait } from './swaps.ts';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from '../../logger.ts';
 import type { ConsumerClient, ConsumerClientFactory, ConsumerClientOptions, SourceBatch } from '../client.ts';
@@ -78,6 +78,7 @@ class KafkajsConsumerClient implements ConsumerClient {
       retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 5_000, restartOnFailure: async () => false },
     });
     this.consumer = consumer;
+    setIdleFetchWait(o.groupId, o.idleWaitMs);
     consumer.on(consumer.events.CRASH, (e) => this.crashed(consumer, e.payload.error));
     consumer.on(consumer.events.FETCH, () => {
       if (this.consumer === consumer) this.restarts = 0;

@@ -189,6 +189,72 @@ export function kafkajsIdlePollingStopped(): boolean {
   return RequestQueue.prototype.scheduleCheckPendingRequests === scheduleCheckPendingRequests;
 }
 
+/**
+ * A consumer's fetch waits at the broker for `minBytes` or its linger (STREAMS_LINGER_MS: 100 ms), which is
+ * what batches a busy topic; on an idle topic the same fetch returns empty after the linger, so every idle
+ * consumer polled its broker ten times a second forever. The stack's dozen consumers (one per processor,
+ * the store directory's, the registry's) spent ≈ 10 % of a core doing that with no traffic at all.
+ * A consumer group registered with `setIdleFetchWait` now long-polls once its previous fetch from a broker
+ * came back empty: that broker's next fetch waits up to the idle wait for any byte (minBytes 1), so it
+ * answers as soon as the first message is appended, and the fetch after a non-empty one lingers as
+ * before. Busy topics batch exactly as they did; an idle one costs one fetch per idle wait. The price:
+ * kafkajs notices a rebalance (through the heartbeat after a fetch) and finishes `stop()` (it waits for
+ * the fetch in flight) up to the idle wait later. A prototype method swap of kafkajs' ConsumerGroup: the
+ * fetch runs on a view of the group whose `maxWaitTime` and `minBytes` are the idle ones (kafkajs 2.2.4's
+ * fetch and the methods it calls only read the group's fields), so concurrent fetches from several
+ * brokers each see their own.
+ */
+const idleFetchWaits = new Map<string, number>();
+
+/** Long-poll idle fetches of consumer group `groupId` for up to `ms` (undefined: never; see above). Consumers
+ *  of one group in one thread share the setting (they are one processor's members, configured alike). */
+export function setIdleFetchWait(groupId: string, ms: number | undefined): void {
+  if (ms === undefined || ms <= 0) idleFetchWaits.delete(groupId);
+  else idleFetchWaits.set(groupId, ms);
+}
+
+const IDLE_NODES = Symbol('idleNodes');
+interface ConsumerGroupLike {
+  groupId: string;
+  maxWaitTime: number;
+  minBytes: number;
+  [IDLE_NODES]?: Set<number>;
+}
+type GroupFetch = ((this: ConsumerGroupLike, nodeId: number) => Promise<{ isEmptyIncludingFiltered(): boolean }[]>) & {
+  longPollsWhenIdle?: true;
+};
+
+function longPollWhenIdle(): void {
+  if (longPollTried) return;
+  longPollTried = true;
+  try {
+    const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js') as { prototype: { fetch: GroupFetch } };
+    const original = ConsumerGroup.prototype.fetch;
+    if (typeof original !== 'function' || original.longPollsWhenIdle) return;
+    const fetch: GroupFetch = async function (this: ConsumerGroupLike, nodeId: number) {
+      const wait = idleFetchWaits.get(this.groupId);
+      const idle = wait !== undefined && wait > this.maxWaitTime && this[IDLE_NODES]?.has(nodeId) === true;
+      const group = idle ? Object.create(this, { maxWaitTime: { value: wait }, minBytes: { value: 1 } }) : this;
+      const batches = await original.call(group, nodeId);
+      const nodes = (this[IDLE_NODES] ??= new Set());
+      if (batches.every((b) => b.isEmptyIncludingFiltered())) nodes.add(nodeId);
+      else nodes.delete(nodeId);
+      return batches;
+    };
+    fetch.longPollsWhenIdle = true;
+    ConsumerGroup.prototype.fetch = fetch;
+  } catch {
+    // kafkajs moved the module: every fetch lingers as configured
+  }
+}
+let longPollTried = false;
+
+/** Whether kafkajs' consumer groups long-poll when idle (see longPollWhenIdle). */
+export function kafkajsLongPollsWhenIdle(): boolean {
+  const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js') as { prototype: { fetch: GroupFetch } };
+  return ConsumerGroup.prototype.fetch.longPollsWhenIdle === true;
+}
+
 /** The swaps, by name. */
 export const SWAPS = {
   /** linear groupMessagesPerPartition (grouping.ts) */
@@ -203,6 +269,8 @@ export const SWAPS = {
   idle_polling: kafkajsIdlePollingStopped,
   /** a retried send re-sends every partition without a response to its current leader (send-messages.ts) */
   send_retry: kafkajsSendIsPerPartition,
+  /** an idle consumer's next fetch long-polls (setIdleFetchWait) */
+  idle_fetch: kafkajsLongPollsWhenIdle,
 } as const;
 export type SwapName = keyof typeof SWAPS;
 
@@ -250,3 +318,5 @@ stopIdlePolling();
 useNativeCrc32c();
 useFastRecordEncoder();
 useFastRecordDecoder();
+// last: the consumer group module loads more of kafkajs, after the swaps above checked what was loaded
+longPollWhenIdle();
