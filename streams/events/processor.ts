@@ -71,10 +71,11 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
   ledger: { table: 'events_raw', idColumn: 'event_id', timeColumn: 'ts' },
   async process(batch: Decoded<EnrichedEvent>[], ctx: ProcessContext, partition: number): Promise<ProcessResult> {
     const raw = batch.map((d) => rawRow(d));
-    // the trending cells this chunk may feed: which rows count is the view's filter (0120) alone; the
-    // read-back publishes only cells that exist, and an unchanged one is harmless (streams/trending/notify.ts)
+    // the trending cells this chunk may feed (its search events'; the view's filter, 0120, decides which
+    // count): the read-back publishes only cells that exist, and an unchanged one is harmless
+    // (streams/trending/notify.ts)
     const trending = new TrendingKeys();
-    for (const r of raw) trending.add(r.store_id, r.geo_country, r.query, r.ts);
+    for (const r of raw) trending.add(r.event_type, r.store_id, r.geo_country, r.query, r.ts);
 
     // load the state of every session in the chunk
     const keyOf = (e: EnrichedEvent) => ctx.stateKey('s', e.store_id, e.session_id);

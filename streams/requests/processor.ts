@@ -33,10 +33,10 @@ export const requestsProcessor: Processor<RequestEvent> = {
   ledger: { table: 'requests_raw', idColumn: 'request_id', timeColumn: 'ts' },
   async process(batch: Decoded<RequestEvent>[], ctx: ProcessContext): Promise<ProcessResult> {
     const rows = batch.map((d) => requestRow(d));
-    // the trending cells this chunk may feed: which rows count is the view's filter (0110) alone; the
-    // read-back publishes only cells that exist, and an unchanged one is harmless (streams/trending/notify.ts)
+    // the trending cells this chunk may feed (its searches'; the view's filter, 0110, decides which count):
+    // the read-back publishes only cells that exist, and an unchanged one is harmless (streams/trending/notify.ts)
     const trending = new TrendingKeys();
-    for (const r of rows) trending.add(r.store_id, r.geo_country, r.query, r.ts);
+    for (const r of rows) trending.add(r.kind, r.store_id, r.geo_country, r.query, r.ts);
     return { writes: [{ table: 'requests_raw', rows }], afterWrite: () => trending.notify(ctx) };
   },
 };
