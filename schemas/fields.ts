@@ -174,6 +174,33 @@ export function toIsoStringMs(v: string): number {
   return Date.UTC(year, month - 1, day, hour, minute, second, milli);
 }
 
+/** `00`..`99` and `000`..`999`: the seconds' and milliseconds' digits of isoFromMs */
+const TWO_DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+/** the last minute isoFromMs formatted: its first millisecond and `YYYY-MM-DDTHH:MM:` */
+let isoMinute = Number.NaN;
+let isoMinutePrefix = '';
+/** 9999-12-31T23:59:59.999Z + 1: from here on toISOString writes six-digit years */
+const ISO_FOUR_DIGIT_YEARS_END = 253_402_300_800_000;
+
+/**
+ * `new Date(ms).toISOString()`, the same string, without a Date per call: the minute's prefix is kept and
+ * only the seconds and milliseconds are written, so consecutive timestamps of a stream (Avro's
+ * timestamp-millis, decoded for every message a processor reads) mostly cost two table lookups. Anything
+ * outside years 1970-9999 or not a whole millisecond goes to toISOString (and its RangeError). Equal to it
+ * for every value (tested).
+ */
+export function isoFromMs(ms: number): string {
+  if (!(ms >= 0 && ms < ISO_FOUR_DIGIT_YEARS_END) || !Number.isInteger(ms)) return new Date(ms).toISOString();
+  let r = ms - isoMinute;
+  if (!(r >= 0 && r < 60_000)) {
+    r = ms % 60_000;
+    isoMinute = ms - r;
+    isoMinutePrefix = new Date(isoMinute).toISOString().slice(0, 17);
+  }
+  return `${isoMinutePrefix}${TWO_DIGITS[Math.floor(r / 1000)]}.${THREE_DIGITS[r % 1000]}Z`;
+}
+
 // ------------------------------------------------------------------------------------------------
 // ULID / UUID, short texts
 

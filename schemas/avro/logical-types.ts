@@ -4,13 +4,16 @@
 // Readers without these logical types (other languages, @kafkajs/confluent-schema-registry) see the
 // underlying long / string, which is the standard Avro fallback for logical types.
 import avro, { type Schema, type Type } from 'avsc';
+import { isoFromMs, toIsoStringMs } from '../fields.ts';
 
 class TimestampMillisIso extends avro.types.LogicalType {
+  // both directions run once per timestamp of every message encoded or decoded: the fast paths of
+  // schemas/fields.ts, equal to Date's (new Date(ms).toISOString(), Date.parse) for every value
   protected override _fromValue(val: number): string {
-    return new Date(val).toISOString();
+    return isoFromMs(val);
   }
   protected override _toValue(val: unknown): number {
-    const ms = typeof val === 'string' ? Date.parse(val) : val instanceof Date ? val.getTime() : (val as number);
+    const ms = typeof val === 'string' ? fastOrDateParse(val) : val instanceof Date ? val.getTime() : (val as number);
     if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new Error(`invalid timestamp: ${String(val)}`);
     return ms;
   }
@@ -19,6 +22,11 @@ class TimestampMillisIso extends avro.types.LogicalType {
     if (avro.Type.isType(type, 'long', 'int')) return (v) => this._fromValue(v as number);
     return undefined;
   }
+}
+
+function fastOrDateParse(v: string): number {
+  const ms = toIsoStringMs(v);
+  return Number.isNaN(ms) ? Date.parse(v) : ms;
 }
 
 class JsonString extends avro.types.LogicalType {

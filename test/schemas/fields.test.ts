@@ -15,6 +15,7 @@ import {
   toDecimal,
   toInt,
   toNumericId,
+  isoFromMs,
   toIsoStringMs,
   toTimestampMs,
 } from '../../schemas/fields.ts';
@@ -161,6 +162,58 @@ describe('numbers, money, timestamps', () => {
     }
     expect(toIsoStringMs('2023-02-30T00:00:00.000Z')).toBe(Date.parse('2023-02-30T00:00:00.000Z')); // rolls over
     expect(toIsoStringMs(' 2026-01-02T03:04:05.000Z')).toBeNaN(); // not the shape: Date.parse decides
+  });
+
+  it('writes every timestamp as toISOString does, whatever order the timestamps come in', () => {
+    const toIso = (ms: number) => {
+      try {
+        return new Date(ms).toISOString();
+      } catch (err) {
+        return (err as Error).name;
+      }
+    };
+    const fast = (ms: number) => {
+      try {
+        return isoFromMs(ms);
+      } catch (err) {
+        return (err as Error).name;
+      }
+    };
+    const END = 253_402_300_800_000; // the first millisecond toISOString writes with a six-digit year
+    const ms = fc.oneof(
+      fc.integer({ min: 0, max: END - 1 }),
+      fc.integer({ min: -8.64e15, max: 8.64e15 }),
+      fc.constantFrom(0, -1, 59_999, 60_000, END - 1, END, 8.64e15, 8.64e15 + 1, 1.5, -0.5, Number.NaN, Infinity),
+      fc.double(),
+    );
+    // a stream's timestamps: runs within a minute, steps across minute boundaries and back
+    const run = fc
+      .tuple(
+        fc.integer({ min: 0, max: END - 200_000 }),
+        fc.array(fc.integer({ min: -70_000, max: 70_000 }), { maxLength: 30 }),
+      )
+      .map(([start, steps]) => {
+        const xs = [start];
+        for (const d of steps) xs.push(xs[xs.length - 1] + d);
+        return xs;
+      });
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.oneof(
+            ms.map((v) => [v]),
+            run,
+          ),
+          { maxLength: 8 },
+        ),
+        (groups) => {
+          for (const v of groups.flat()) expect(fast(v), String(v)).toBe(toIso(v));
+        },
+      ),
+      { numRuns: RUNS * 10 },
+    );
+    expect(isoFromMs(Date.UTC(2024, 1, 29, 23, 59, 59, 999))).toBe('2024-02-29T23:59:59.999Z');
+    expect(isoFromMs(Date.UTC(2024, 2, 1, 0, 0, 0, 0))).toBe('2024-03-01T00:00:00.000Z');
   });
 });
 
