@@ -2,8 +2,12 @@
 import type { z } from 'zod';
 import type { ParseResult } from './types.ts';
 
-/** ISO 8601 UTC (`…T…Z`) → ClickHouse DateTime64 text (`YYYY-MM-DD hh:mm:ss.sss`). */
+/** ISO 8601 UTC (`…T…Z`) → ClickHouse DateTime64 text (`YYYY-MM-DD hh:mm:ss.sss`). Every timestamp of every
+ *  row goes through here: toISOString's own shape (what the Avro decoder writes) by slicing, anything
+ *  else by the general rewrite (the same answer either way; test/streams/util.test.ts). */
 export function chTime(iso: string): string {
+  if (iso.length === 24 && iso.charCodeAt(23) === 90 && iso.indexOf('T') === 10)
+    return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
   return iso.replace('T', ' ').replace(/Z$/, '');
 }
 
