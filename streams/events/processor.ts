@@ -196,7 +196,8 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
   },
 };
 
-function rawRow(d: Decoded<EnrichedEvent>) {
+/** the events_raw row of an event (every column; also the pipeline bench's full-width baseline) */
+export function rawRow(d: Decoded<EnrichedEvent>) {
   const e = d.value;
   return {
     store_id: e.store_id,

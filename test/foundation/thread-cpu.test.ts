@@ -1,0 +1,29 @@
+// The benches' per-thread CPU accounting (bench/threads.ts) against work placed on known threads.
+import { pbkdf2 } from 'node:crypto';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { cpuByKind, readThreadCpu } from '../../bench/threads.ts';
+
+const spin = (ms: number) => {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+};
+
+describe('per-thread CPU of the benches', () => {
+  it.skipIf(process.platform !== 'linux')(
+    "charges the event loop's work to JS and libuv's pool work to libuv",
+    async () => {
+      const t0 = readThreadCpu();
+      spin(400);
+      const afterSpin = readThreadCpu();
+      const spun = cpuByKind(t0, afterSpin);
+      expect(spun.js).toBeGreaterThan(0.25);
+      expect(spun.libuv).toBeLessThan(0.1);
+      // key stretching runs on libuv's thread pool
+      await Promise.all(Array.from({ length: 4 }, () => promisify(pbkdf2)('x', 'salt', 400_000, 32, 'sha256')));
+      const hashed = cpuByKind(afterSpin, readThreadCpu());
+      expect(hashed.libuv).toBeGreaterThan(0.2);
+      expect(hashed.js).toBeLessThan(hashed.libuv);
+    },
+  );
+});
