@@ -4,9 +4,14 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { cpuByKind, readThreadCpu } from '../../bench/threads.ts';
 
+/** busy this thread until it has had `ms` of CPU (not of wall time: a loaded machine gives it less) */
 const spin = (ms: number) => {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
+  const start = process.threadCpuUsage();
+  const deadline = performance.now() + 60_000;
+  while (performance.now() < deadline) {
+    const used = process.threadCpuUsage(start);
+    if ((used.user + used.system) / 1000 >= ms) return;
+  }
 };
 
 describe('per-thread CPU of the benches', () => {
