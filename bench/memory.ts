@@ -11,7 +11,9 @@
 //     stays at most BENCH_MAX_LAG events ahead of the events processor, so the pipeline (topic → processors
 //     → ClickHouse aggregates, session state and dedup claims in Redis) runs as it would live
 //  3. once the processors caught up and the read API's periodic refreshes ran over the whole store: browse,
-//     search and autocomplete requests, then the RSS of every process of the stack
+//     search, autocomplete, block and similar-products requests; with --similar-minutes M up to M minutes
+//     for the similar-products precompute to cover the store (its steady state); then the RSS of every
+//     process of the stack, and with --heap-owners the app's main-thread heap by owner (bench/heap-owners.ts)
 //
 // RSS is VmRSS from /proc (the app's includes its worker thread and chDB); the peak is the highest sampled
 // total during ingestion (and each process's VmHWM). `memory.rss_mib` is the end figure, stack total,
@@ -20,6 +22,8 @@
 // of the events actually ingested (`complete: false`); nothing is extrapolated.
 // Run (the figure is memory, not time: nice it on a shared machine):
 //   nice -n 19 node bench/memory.ts [--products 100000] [--events 10000000] [--max-minutes 30]
+//                                   [--similar-minutes 60] [--heap-owners]
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { ulid } from 'ulid';
@@ -43,6 +47,11 @@ const PRODUCTS = arg('products', 100_000);
 const EVENTS = arg('events', 10_000_000);
 const MAX_MINUTES = arg('max-minutes', Number.POSITIVE_INFINITY);
 const MAX_LAG = Number(process.env.BENCH_MAX_LAG ?? 200_000);
+/** wait up to this long after the reads for the similar-products precompute to cover the store (its steady
+ *  state: a list per product; paced at a fifth of the read API's loop, ≈ 25 s per 1 000 products here) */
+const SIMILAR_MINUTES = arg('similar-minutes', 0);
+/** charge the app's main-thread heap to its owners at the end (bench/heap-owners.ts; a snapshot of the heap) */
+const HEAP_OWNERS = process.argv.includes('--heap-owners');
 /** keep the stack running this many seconds after the figures (to inspect it; BENCH_HOLD_RELEASE=<file>
  *  ends the hold when that file exists), printing its URLs */
 const HOLD_SECONDS = Number(process.env.BENCH_HOLD_SECONDS ?? 0);
@@ -424,7 +433,7 @@ try {
     await new Promise((r) => setTimeout(r, 2_000));
   }
   const headers = { 'x-storefront-access-token': token, 'content-type': 'application/json' };
-  const reads = { browse: 0, search: 0, autocomplete: 0, non2xx: 0 };
+  const reads = { browse: 0, search: 0, autocomplete: 0, blocks: 0, similar: 0, non2xx: 0 };
   const call = async (kind: keyof typeof reads, url: string, body?: unknown) => {
     const r = await fetch(url, {
       method: body === undefined ? 'GET' : 'POST',
@@ -447,15 +456,33 @@ try {
     const q = QUERIES[Math.floor(rr() * QUERIES.length)]!;
     await call('search', `${app.api}/search/${encodeURIComponent(q)}/execute`, { pagination: { limit: 24 } });
     await call('autocomplete', `${app.api}/search/complete?query=${encodeURIComponent(q.slice(0, 1 + (i % 5)))}`);
+    // the demo's blocks (docs/demo.md): B01-B03 without an anchor, B04 (also viewed) and B05 (bought together)
+    // on a product; similar products on a popular product (their precompute starts with a store's first one)
+    const anchor = `gid://shopify/Product/${productIdOf(Math.floor(PRODUCTS * rr() ** 3))}`;
+    const block = `01JDDEM0000000000000000B0${1 + (i % 5)}`;
+    await call('blocks', `${app.api}/blocks/${block}/products`, i % 5 >= 3 ? { anchor_id: anchor } : {});
+    await call('similar', `${app.api}/search/product/${encodeURIComponent(anchor)}`, { pagination: { limit: 12 } });
     if (i % 25 === 0) track(sample(procs));
   }
   log(`read API: ${JSON.stringify(reads)}`);
+  const metricsUrl = app.output().match(/Metrics\s+(\S+)/)?.[1] ?? `http://127.0.0.1:${app.http}/metrics`;
+  const metric = async (name: string) =>
+    Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await (await fetch(metricsUrl)).text())?.[1] ?? Number.NaN);
+  const similarUntil = Date.now() + SIMILAR_MINUTES * 60_000;
+  let similarPrecomputed = await metric('storefront_similar_precomputed_products');
+  while (Date.now() < similarUntil && !(similarPrecomputed >= PRODUCTS)) {
+    log(`similar products precomputed: ${fmt(similarPrecomputed)} of ${fmt(PRODUCTS)}`);
+    track(sample(procs));
+    await new Promise((r) => setTimeout(r, 10_000));
+    similarPrecomputed = await metric('storefront_similar_precomputed_products');
+  }
+  log(`similar products precomputed: ${fmt(similarPrecomputed)} of ${fmt(PRODUCTS)}`);
   await new Promise((r) => setTimeout(r, 5_000)); // the request events of those reads consumed
   const end = sample(procs);
   track(end);
 
   // ---- what the app and chDB say about their own memory
-  const heap = await fetch(`${app.output().match(/Metrics\s+(\S+)/)?.[1] ?? `http://127.0.0.1:${app.http}/metrics`}`)
+  const heap = await fetch(metricsUrl)
     .then((r) => r.text())
     .then((t) =>
       Object.fromEntries(
@@ -572,6 +599,7 @@ try {
   figures.complete = !capped;
   figures.ingest = { seconds: Math.round(ingestSeconds), events_per_second: rate, max_lag: MAX_LAG };
   figures.reads = reads;
+  figures.similar_precomputed = similarPrecomputed;
   figures.rss_mib = mib(end.totalKb);
   figures.end = summarize(end);
   figures.peak_rss_mib = mib(peak.totalKb);
@@ -584,7 +612,7 @@ try {
 
   const mark = (v: number) => (v <= GOAL_MIB ? 'within' : 'over');
   const lines = [
-    `stack RSS with ${fmt(PRODUCTS)} products and ${fmt(produced)} events${capped ? ` (capped: ${fmt(EVENTS)} asked)` : ''}, after ${reads.browse + reads.search + reads.autocomplete} read API requests:`,
+    `stack RSS with ${fmt(PRODUCTS)} products and ${fmt(produced)} events${capped ? ` (capped: ${fmt(EVENTS)} asked)` : ''}, after ${reads.browse + reads.search + reads.autocomplete + reads.blocks + reads.similar} read API requests:`,
     `  memory.rss_mib (end, stack total)      ${String(mib(end.totalKb)).padStart(6)} MiB   (${mark(mib(end.totalKb))} the goal ≤ ${GOAL_MIB} MiB)`,
     ...ORDER.filter((c) => end.byComponent[c]).map((c) => {
       const m = end.byComponent[c]!;
@@ -593,11 +621,17 @@ try {
     `  peak during ingestion (sampled total) ${String(mib(peak.totalKb)).padStart(6)} MiB   (${perProcess(peak)})`,
     `  after the catalog load               ${String(mib(loadedSample.totalKb)).padStart(6)} MiB   (${perProcess(loadedSample)})`,
     `  ingestion: ${fmt(produced)} events in ${Math.round(ingestSeconds)} s = ${fmt(rate)} events/s through the pipeline`,
+    `  similar products precomputed: ${fmt(similarPrecomputed)} of ${fmt(PRODUCTS)} (--similar-minutes ${SIMILAR_MINUTES})`,
     `  app heap (main thread, /metrics): ${JSON.stringify(heap)}`,
     `  chDB (system tables, MiB): ${JSON.stringify(chdb)}`,
     `  Redis: ${JSON.stringify(redisFigures)}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+  if (HEAP_OWNERS)
+    for (const pid of procs.app ?? [])
+      execFileSync(process.execPath, ['bench/heap-owners.ts', '--pid', String(pid), '--top', '25'], {
+        stdio: 'inherit',
+      });
   figures.wall_seconds = Math.round((Date.now() - t0) / 1000);
   recordFigures('memory', figures);
   await admin.disconnect();

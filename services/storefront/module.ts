@@ -144,6 +144,13 @@ export const storefrontModule: AppModule = {
       blocks.close();
       relatedSubscriber.disconnect();
     });
+    const similarPrecomputed = gauge(
+      'storefront_similar_precomputed_products',
+      'Products whose similar-product neighbours are precomputed, over the stores served so far',
+    );
+    const similarTimer = setInterval(() => similarPrecomputed.set(blocks.precompute?.precomputed() ?? 0), 5_000);
+    similarTimer.unref();
+    ctx.onClose(() => clearInterval(similarTimer));
 
     // content search and image search: the content index (agg:catalog), image features (agg:images), uploads
     const discoverySubscriber = createRedis(config.redisUrl, { connectionName: 'storefront-discovery' });

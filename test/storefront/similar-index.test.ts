@@ -175,6 +175,10 @@ describe('similar products: image features', () => {
     // now described), not the anchor's (current)
     expect(similar.precomputeSome(1_000, images, T0 + 6 * HOUR)).toBe(textual.length + 2);
     for (const p of [...textual, lookAlike, unrelated]) expect(similar.precomputed.get(p.id)?.imaged).toBe(true);
-    expect(similar.precomputed.get(lookAlike.id)?.list[0].productId).toBe(anchor.id);
+    expect(similar.precomputed.get(lookAlike.id)?.ids[0]).toBe(anchor.id);
+    // a list served precomputed is the one computed now, scores included
+    const served = similar.neighbours(lookAlike.id, null, images, T0 + 6 * HOUR + 1);
+    expect(served.source).toBe('precomputed');
+    expect(served.list).toEqual(similar.compute(lookAlike.id, null, images));
   });
 });

@@ -12,8 +12,7 @@
 // in the loop's idle time only: a turn whose rest found the loop busy (utilization ≥ BUSY, requests
 // waiting) is skipped, so under load the requests get the loop and the pass resumes when load drops. The
 // lists are those of the base class, computed by the same `precomputeSome`.
-import type { StoreCatalog } from '../results/catalog.ts';
-import { type ImageSimilarity, SimilarPrecompute, similarOf } from '../similar/index.ts';
+import { SimilarPrecompute, similarOf } from '../similar/index.ts';
 
 /** one turn works this long at most (plus the one product under way) */
 const BUDGET_MS = 8;
@@ -26,7 +25,6 @@ const MIN_REST_MS = 20;
 const BUSY = 0.8;
 
 export class PacedPrecompute extends SimilarPrecompute {
-  private readonly served = new Map<string, { catalog: StoreCatalog; images: ImageSimilarity | null }>();
   private next: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly budgetMs: number;
@@ -45,10 +43,6 @@ export class PacedPrecompute extends SimilarPrecompute {
     this.share = opts.share ?? SHARE;
     this.busy = opts.busy ?? BUSY;
     this.schedule(MIN_REST_MS);
-  }
-
-  override track(catalog: StoreCatalog, images: ImageSimilarity | null): void {
-    this.served.set(catalog.storeId, { catalog, images });
   }
 
   override close(): void {
@@ -73,7 +67,7 @@ export class PacedPrecompute extends SimilarPrecompute {
     const started = performance.now();
     let worked = false;
     // at least one product per turn, then more while the budget lasts
-    stores: for (const s of this.served.values()) {
+    stores: for (const s of this.stores.values()) {
       const similar = similarOf(s.catalog);
       for (;;) {
         if (worked && performance.now() - started >= this.budgetMs) break stores;
