@@ -396,6 +396,13 @@ export class FeatureMatrix {
     });
   }
 
+  /** row i's vector as a view of the matrix (null when the row had another shape and was left out) */
+  rowView(i: number): Float32Array | null {
+    const f = this.rows[i];
+    if (!f || f.vector.length !== this.dims) return null;
+    return this.vectors.subarray(i * this.dims, (i + 1) * this.dims);
+  }
+
   /** coarse local descriptors (12 hues + 4 greys, 2 × 2 Lab layout), built on the first search */
   private coarse: Float32Array | null = null;
 
