@@ -11,7 +11,7 @@
 //     stays at most BENCH_MAX_LAG events ahead of the events processor, so the pipeline (topic → processors
 //     → ClickHouse aggregates, session state and dedup claims in Redis) runs as it would live
 //  3. once the processors caught up and the read API's periodic refreshes ran over the whole store: browse,
-//     search, autocomplete, block and similar-products requests; with --similar-minutes M up to M minutes
+//     search, autocomplete, block, similar-products and image-search requests; with --similar-minutes M up to M minutes
 //     for the similar-products precompute to cover the store (its steady state); then the RSS of every
 //     process of the stack, and with --heap-owners the app's main-thread heap by owner (bench/heap-owners.ts)
 //
@@ -34,6 +34,7 @@ import { createValueCodec, registerPlatformSchemas } from '../services/common/ka
 import { createKafka } from '../services/common/kafka/index.ts';
 import { createLogger } from '../services/common/logger.ts';
 import { createRedis } from '../services/common/redis.ts';
+import { allImageNames, type ImageSpec, parseImageName, renderImage } from '../services/demo/generator/images.ts';
 import { productIdOf, variantIdOf } from '../services/demo/generator/model.ts';
 import { COLORS, PRODUCT_TYPES } from '../services/demo/generator/vocab.ts';
 import { startDemoApp } from './demo-app.ts';
@@ -433,7 +434,14 @@ try {
     await new Promise((r) => setTimeout(r, 2_000));
   }
   const headers = { 'x-storefront-access-token': token, 'content-type': 'application/json' };
-  const reads = { browse: 0, search: 0, autocomplete: 0, blocks: 0, similar: 0, non2xx: 0 };
+  const reads = { browse: 0, search: 0, autocomplete: 0, blocks: 0, similar: 0, image: 0, non2xx: 0 };
+  // image search builds the store's feature matrix (services/storefront/images): a few demo images as queries
+  const imageQueries = await Promise.all(
+    allImageNames()
+      .filter((_, i) => i % 97 === 0)
+      .slice(0, 10)
+      .map(async (name) => (await renderImage(parseImageName(name) as ImageSpec)).toString('base64')),
+  );
   const call = async (kind: keyof typeof reads, url: string, body?: unknown) => {
     const r = await fetch(url, {
       method: body === undefined ? 'GET' : 'POST',
@@ -462,6 +470,11 @@ try {
     const block = `01JDDEM0000000000000000B0${1 + (i % 5)}`;
     await call('blocks', `${app.api}/blocks/${block}/products`, i % 5 >= 3 ? { anchor_id: anchor } : {});
     await call('similar', `${app.api}/search/product/${encodeURIComponent(anchor)}`, { pagination: { limit: 12 } });
+    if (i % 30 === 0)
+      await call('image', `${app.api}/search/image`, {
+        image_data: imageQueries[(i / 30) % imageQueries.length],
+        pagination: { limit: 12 },
+      });
     if (i % 25 === 0) track(sample(procs));
   }
   log(`read API: ${JSON.stringify(reads)}`);
@@ -612,7 +625,7 @@ try {
 
   const mark = (v: number) => (v <= GOAL_MIB ? 'within' : 'over');
   const lines = [
-    `stack RSS with ${fmt(PRODUCTS)} products and ${fmt(produced)} events${capped ? ` (capped: ${fmt(EVENTS)} asked)` : ''}, after ${reads.browse + reads.search + reads.autocomplete + reads.blocks + reads.similar} read API requests:`,
+    `stack RSS with ${fmt(PRODUCTS)} products and ${fmt(produced)} events${capped ? ` (capped: ${fmt(EVENTS)} asked)` : ''}, after ${reads.browse + reads.search + reads.autocomplete + reads.blocks + reads.similar + reads.image} read API requests:`,
     `  memory.rss_mib (end, stack total)      ${String(mib(end.totalKb)).padStart(6)} MiB   (${mark(mib(end.totalKb))} the goal ≤ ${GOAL_MIB} MiB)`,
     ...ORDER.filter((c) => end.byComponent[c]).map((c) => {
       const m = end.byComponent[c]!;

@@ -41,7 +41,8 @@ export interface Neighbour {
  */
 interface Pairs {
   b: string[];
-  n: Float64Array;
+  /** a plain array of doubles: most anchors have a few pairs, and a typed array's own header is ≈ 100 B */
+  n: number[];
 }
 
 class KindIndex {
@@ -51,19 +52,10 @@ class KindIndex {
   readonly own = new Map<string, number>();
 
   setAnchor(anchor: string, rows: readonly RelationRow[], symmetric: boolean, id: (s: string) => string): void {
-    let count = 0;
-    for (const r of rows) if (r.b !== anchor) count++;
-    if (count) {
-      const b: string[] = new Array(count);
-      const n = new Float64Array(count);
-      let i = 0;
-      for (const r of rows) {
-        if (r.b === anchor) continue;
-        b[i] = id(r.b);
-        n[i++] = r.n;
-      }
-      this.pairs.set(id(anchor), { b, n });
-    } else this.pairs.delete(anchor);
+    // map() allocates exactly the length (push() would leave room for 16 more)
+    const kept = rows.filter((r) => r.b !== anchor);
+    if (kept.length) this.pairs.set(id(anchor), { b: kept.map((r) => id(r.b)), n: kept.map((r) => r.n) });
+    else this.pairs.delete(anchor);
     if (symmetric) {
       const diag = rows.find((r) => r.b === anchor);
       if (diag) this.own.set(id(anchor), diag.n);
