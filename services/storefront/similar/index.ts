@@ -121,9 +121,19 @@ export const minPrice = (item: IndexedProduct): number | null => {
 
 /** `pb`: b's lowest price, NaN when it has none */
 export function attributeScore(a: IndexedProduct, b: IndexedProduct, pa: number | null, pb: number): number {
+  return attributeScoreOf(
+    !!a.p.product_type && a.p.product_type === b.p.product_type,
+    !!a.p.vendor && a.p.vendor === b.p.vendor,
+    pa,
+    pb,
+  );
+}
+
+/** attributeScore from what it compares (the index compares interned codes instead of the records) */
+function attributeScoreOf(sameType: boolean, sameVendor: boolean, pa: number | null, pb: number): number {
   let s = 0;
-  if (a.p.product_type && a.p.product_type === b.p.product_type) s += 0.5;
-  if (a.p.vendor && a.p.vendor === b.p.vendor) s += 0.2;
+  if (sameType) s += 0.5;
+  if (sameVendor) s += 0.2;
   if (pa !== null && !Number.isNaN(pb) && pa > 0 && pb > 0) s += 0.3 * Math.max(0, 1 - Math.abs(Math.log(pa / pb)));
   return s;
 }
@@ -191,6 +201,14 @@ export class StoreSimilar {
   private normOf = new Float64Array(0);
   /** the lowest variant price of a slot, NaN when it has none */
   private priceOf = new Float64Array(0);
+  /**
+   * a slot's product type and vendor as codes (0: none). A computation compares every candidate's: read
+   * through the product records, those were cache misses on scattered objects — 80 % of a computation's
+   * time at 100 000 products.
+   */
+  private typeOf = new Int32Array(0);
+  private vendorOf = new Int32Array(0);
+  private readonly codes = new Map<string, number>();
   private readonly freeSlots: number[] = [];
   private live = 0;
   /** a computation's dot products by slot (all 0 between computations) */
@@ -226,6 +244,8 @@ export class StoreSimilar {
       slot = this.idOf.length;
       this.normOf = grown(this.normOf, slot + 1);
       this.priceOf = grown(this.priceOf, slot + 1);
+      this.typeOf = grown(this.typeOf, slot + 1);
+      this.vendorOf = grown(this.vendorOf, slot + 1);
       this.dots = grown(this.dots, slot + 1, 0);
       this.touched = grown(this.touched, slot + 1);
     }
@@ -234,6 +254,8 @@ export class StoreSimilar {
     this.itemOf[slot] = item;
     this.normOf[slot] = Number.NaN;
     this.priceOf[slot] = minPrice(item) ?? Number.NaN;
+    this.typeOf[slot] = this.code(item.p.product_type, true);
+    this.vendorOf[slot] = this.code(item.p.vendor, true);
     this.live++;
     const packed: SlotVector = { postings: [], weights: new Float64Array(v.size) };
     for (const [t, w] of v) {
@@ -276,6 +298,17 @@ export class StoreSimilar {
     this.dirty.add(id);
     for (const k of this.variantCache.keys()) if (k.startsWith(`${id}:`)) this.variantCache.delete(k);
     this.version++;
+  }
+
+  /** a string's code: 0 for '', -1 for one no slot has (when not adding) */
+  private code(value: string, add = false): number {
+    if (!value) return 0;
+    let c = this.codes.get(value);
+    if (c === undefined) {
+      if (!add) return -1;
+      this.codes.set(value, (c = this.codes.size + 1));
+    }
+    return c;
   }
 
   private norm(slot: number): number {
@@ -333,6 +366,9 @@ export class StoreSimilar {
     }
     selfNorm = Math.sqrt(selfNorm) || 1;
     const pa = minPrice(item);
+    const ta = this.code(item.p.product_type);
+    const va = this.code(item.p.vendor);
+    const { typeOf, vendorOf, priceOf } = this;
     // the best `keep` candidates (the image candidates, or the list) in a heap, worst at the root
     const keep = images ? Math.max(IMAGE_CANDIDATES, SIMILAR_TOP) : SIMILAR_TOP;
     const heapScore = new Float64Array(keep);
@@ -354,9 +390,9 @@ export class StoreSimilar {
       const s = touched[k];
       const dot = dots[s];
       dots[s] = 0;
-      const other = this.itemOf[s] as IndexedProduct;
       const text = dot / (selfNorm * this.norm(s));
-      const score = WEIGHTS.text * text + WEIGHTS.attributes * attributeScore(item, other, pa, this.priceOf[s]);
+      const attributes = attributeScoreOf(ta !== 0 && ta === typeOf[s], va !== 0 && va === vendorOf[s], pa, priceOf[s]);
+      const score = WEIGHTS.text * text + WEIGHTS.attributes * attributes;
       if (!(score > 0)) continue;
       const id = this.idOf[s];
       if (h < keep) {
