@@ -56,7 +56,8 @@ export function imageSimilarityOf(images: StoreImages, provider: ImageFeaturePro
 const FIELD_WEIGHT = { title: 3, type: 2, vendor: 1.5, tags: 1.5, options: 1, description: 0.3 } as const;
 /**
  * A precomputed list as two arrays side by side (the ids are the catalog's own strings). An object per
- * neighbour cost ≈ 36 B against 12 here: with SIMILAR_TOP per product, ≈ 360 MB at 100 000 products.
+ * neighbour with a boxed score held ≈ 65 B a neighbour, ≈ 20 here with the list's own headers
+ * (bench/memory.ts --heap-owners, 20 000 products, every list: 131 → 39 MB); ≈ 200 MB at 100 000 products.
  */
 interface Precomputed {
   at: number;
@@ -195,7 +196,6 @@ export class StoreSimilar {
   private readonly postings = new Map<string, Posting>();
   private readonly slotOf = new Map<string, number>();
   private idOf: string[] = [];
-  private itemOf: (IndexedProduct | undefined)[] = [];
   private vectorOf: (SlotVector | undefined)[] = [];
   /** L2 norm of a slot's idf-weighted vector, NaN until first needed (computed with the idf of that time) */
   private normOf = new Float64Array(0);
@@ -251,13 +251,14 @@ export class StoreSimilar {
     }
     this.slotOf.set(item.p.id, slot);
     this.idOf[slot] = item.p.id;
-    this.itemOf[slot] = item;
     this.normOf[slot] = Number.NaN;
     this.priceOf[slot] = minPrice(item) ?? Number.NaN;
     this.typeOf[slot] = this.code(item.p.product_type, true);
     this.vendorOf[slot] = this.code(item.p.vendor, true);
     this.live++;
-    const packed: SlotVector = { postings: [], weights: new Float64Array(v.size) };
+    // exact-size arrays (push() leaves room for more: ≈ 130 B a product at 44 terms)
+    const packed: SlotVector = { postings: new Array<Posting>(v.size), weights: new Float64Array(v.size) };
+    let k = 0;
     for (const [t, w] of v) {
       let p = this.postings.get(t);
       if (!p) this.postings.set(t, (p = { term: t, n: 0, slots: new Int32Array(4), weights: new Float64Array(4) }));
@@ -266,8 +267,8 @@ export class StoreSimilar {
       p.slots[p.n] = slot;
       p.weights[p.n] = w;
       p.n++;
-      packed.weights[packed.postings.length] = w;
-      packed.postings.push(p);
+      packed.postings[k] = p;
+      packed.weights[k++] = w;
     }
     this.vectorOf[slot] = packed;
     if (changed) this.invalidate(item.p.id);
@@ -286,7 +287,6 @@ export class StoreSimilar {
       if (p.n === 0) this.postings.delete(p.term);
     }
     this.slotOf.delete(id);
-    this.itemOf[slot] = undefined;
     this.vectorOf[slot] = undefined;
     this.freeSlots.push(slot);
     this.live--;
