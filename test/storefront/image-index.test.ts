@@ -34,7 +34,7 @@ describe('image index', () => {
             rows.set(r.item_id, r);
             live.put('product', r);
           };
-          initial.forEach((ims, i) => put(rowOf(i, ims)));
+          for (const [i, ims] of initial.entries()) put(rowOf(i, ims));
           const check = () => {
             const fresh = new StoreImages('s-images');
             for (const r of rows.values()) fresh.put('product', r);
