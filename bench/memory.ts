@@ -448,10 +448,16 @@ try {
       headers,
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
-    await r.arrayBuffer();
+    const text = await r.text();
     if (r.status === 200) reads[kind]++;
-    else reads.non2xx++;
+    else {
+      // the first failure of each kind is printed: a read that never answers loads nothing it should
+      if (!failedKinds.has(kind)) log(`${kind} answered ${r.status}: ${text.slice(0, 300)}`);
+      failedKinds.add(kind);
+      reads.non2xx++;
+    }
   };
+  const failedKinds = new Set<string>();
   const rr = rng(7);
   for (let i = 0; i < 300; i++) {
     const h = handles[i % handles.length]!;
@@ -466,10 +472,11 @@ try {
     await call('autocomplete', `${app.api}/search/complete?query=${encodeURIComponent(q.slice(0, 1 + (i % 5)))}`);
     // the demo's blocks (docs/demo.md): B01-B03 without an anchor, B04 (also viewed) and B05 (bought together)
     // on a product; similar products on a popular product (their precompute starts with a store's first one)
-    const anchor = `gid://shopify/Product/${productIdOf(Math.floor(PRODUCTS * rr() ** 3))}`;
+    const anchorId = productIdOf(Math.floor(PRODUCTS * rr() ** 3));
+    const anchor = `gid://shopify/Product/${anchorId}`;
     const block = `01JDDEM0000000000000000B0${1 + (i % 5)}`;
     await call('blocks', `${app.api}/blocks/${block}/products`, i % 5 >= 3 ? { anchor_id: anchor } : {});
-    await call('similar', `${app.api}/search/product/${encodeURIComponent(anchor)}`, { pagination: { limit: 12 } });
+    await call('similar', `${app.api}/search/product/${anchorId}`, { pagination: { limit: 12 } });
     if (i % 30 === 0)
       await call('image', `${app.api}/search/image`, {
         image_data: imageQueries[(i / 30) % imageQueries.length],
