@@ -4,6 +4,7 @@
 // a property test against the fresh build is the reference).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { IndexedProduct } from '../../services/storefront/results/catalog.ts';
 import { type Doc, FIELDS, ProductTextIndex } from '../../services/storefront/search/text-index.ts';
 
 const VOCAB = [
@@ -59,15 +60,39 @@ describe('keyword index under catalog changes', () => {
           index.remove(id);
           live.delete(id);
           if (o.kind === 'put') {
-            const next = { ...d, id };
+            // each put its own record: a hit hands back the record of the product as it is now
+            const next = { ...d, id, item: { put: live.size } as unknown as IndexedProduct };
             index.add(next);
             live.set(id, next);
           }
         }
         expect(answers(index)).toEqual(answers(new ProductTextIndex(live.values())));
+        for (const q of VOCAB)
+          for (const h of index.search(q, { prefix: true, partial: true }).hits)
+            expect(h.item).toBe(live.get(h.id)?.item);
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('keyword index compaction', () => {
+  it('answers as a fresh build after dead products outnumber a quarter of the live ones', () => {
+    const words = (i: number, k: number) => VOCAB[(i * k) % VOCAB.length];
+    const docOf = (i: number): Doc => ({
+      id: `p${i}`,
+      ...(Object.fromEntries(FIELDS.map((f, fi) => [f, `${words(i, fi + 1)} ${words(i, fi + 7)}`])) as Record<
+        (typeof FIELDS)[number],
+        string
+      >),
+    });
+    const index = new ProductTextIndex(Array.from({ length: 4_000 }, (_, i) => docOf(i)));
+    // 1 500 removals: compaction runs once the 1 001st dead product is more than a quarter of the live
+    for (let i = 0; i < 4_000; i += 8) index.remove(`p${i}`);
+    for (let i = 1; i < 4_000; i += 8) index.remove(`p${i}`);
+    for (let i = 2; i < 4_000; i += 8) index.remove(`p${i}`);
+    const kept = Array.from({ length: 4_000 }, (_, i) => i).filter((i) => i % 8 > 2);
+    expect(answers(index)).toEqual(answers(new ProductTextIndex(kept.map(docOf))));
   });
 });
 

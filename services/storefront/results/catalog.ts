@@ -45,6 +45,8 @@ export interface IndexedProduct {
   updatedSec: number | null;
   /** numeric tie-break key (ids compared as numbers; ids fit 2^64, doubles order them well enough) */
   order: number;
+  /** `p.price_range.from` as a number (0 when not one), read per candidate by search's ranking */
+  priceFrom: number;
   /** the variants in position order */
   variants: VariantView[];
   /** normalized option code (`normalizeOptionCode`) → the option's slot (1-3: option1..option3) */
@@ -261,6 +263,7 @@ export class StoreCatalog {
       publishedSec: seconds(p.published_at),
       updatedSec: seconds(p.updated_at),
       order: Number(p.id),
+      priceFrom: Number(p.price_range.from) || 0,
       variants: inPositionOrder(p.variants),
       optionSlots: this.slotsOf(p),
     });
