@@ -73,7 +73,23 @@ interface Postings {
   tfs: number[];
   /** live products in `docs` (the field's document frequency) */
   live: number;
+  /**
+   * remembered BM25 term components of the first `compN` postings (`component()`), valid while the field's
+   * length normalizer is still `compNorm`; null when not remembered
+   */
+  comp: Float64Array | null;
+  compNorm: number;
+  compN: number;
 }
+
+/** BM25's term-frequency component: the same expression whether remembered or computed in the loop */
+const component = (tf: number, norm: number, normLen: number, length: number) =>
+  (tf * (K1 + 1)) / (tf + norm + normLen * length);
+
+/** postings lists shorter than this are scored without remembered components (default) */
+const COMPONENTS_MIN_POSTINGS = 64;
+/** remembered components at most, over all lists (8 B each; all are forgotten when it is reached) */
+const COMPONENTS_MAX = 4_000_000;
 
 export class ProductTextIndex {
   /** ordinal → product id ('' once dead) */
@@ -117,8 +133,56 @@ export class ProductTextIndex {
   private score = new Float64Array(0);
   private epoch = 0;
 
-  constructor(docs: Iterable<Doc> = []) {
+  /** the postings lists holding remembered components, and how many they hold */
+  private readonly remembered = new Set<Postings>();
+  private rememberedCount = 0;
+  private readonly componentsMin: number;
+  private readonly componentsMax: number;
+
+  constructor(docs: Iterable<Doc> = [], opts: { componentsMinPostings?: number; componentsMax?: number } = {}) {
+    this.componentsMin = opts.componentsMinPostings ?? COMPONENTS_MIN_POSTINGS;
+    this.componentsMax = opts.componentsMax ?? COMPONENTS_MAX;
     for (const d of docs) this.add(d);
+  }
+
+  /**
+   * The BM25 term components of a postings list under the field's current length normalizer, remembered
+   * across searches: a search scores each posting with the same expression, so the numbers are the same
+   * bit for bit. The normalizer depends only on the field's live products and total length, so re-adding
+   * a product with the same text (an inventory or price change re-puts it) keeps it; only the postings
+   * appended since are computed. Null for a short list (scored in the loop).
+   */
+  private components(p: Postings, lengths: number[], norm: number, normLen: number): Float64Array | null {
+    const n = p.docs.length;
+    if (n < this.componentsMin) return null;
+    if (p.comp !== null && p.compNorm === normLen && p.compN === n) return p.comp;
+    let from = p.comp !== null && p.compNorm === normLen ? p.compN : 0;
+    if (p.comp === null || p.comp.length < n) {
+      const size = Math.max(n, Math.ceil((p.comp?.length ?? 0) * 1.5));
+      if (this.rememberedCount + size - (p.comp?.length ?? 0) > this.componentsMax) {
+        this.forgetComponents();
+        from = 0;
+      }
+      const grown = new Float64Array(size);
+      if (p.comp !== null && from > 0) grown.set(p.comp.subarray(0, from));
+      this.rememberedCount += size - (p.comp?.length ?? 0);
+      p.comp = grown;
+      this.remembered.add(p);
+    }
+    const comp = p.comp;
+    for (let i = from; i < n; i++) comp[i] = component(p.tfs[i], norm, normLen, lengths[p.docs[i]]);
+    p.compNorm = normLen;
+    p.compN = n;
+    return comp;
+  }
+
+  private forgetComponents(): void {
+    for (const p of this.remembered) {
+      p.comp = null;
+      p.compN = 0;
+    }
+    this.remembered.clear();
+    this.rememberedCount = 0;
   }
 
   /** live products */
@@ -162,7 +226,7 @@ export class ProductTextIndex {
         let perField = this.postings.get(s);
         if (!perField) this.postings.set(s, (perField = new Array(FIELDS.length)));
         let p = perField[fi];
-        if (!p) perField[fi] = p = { docs: [], tfs: [], live: 0 };
+        if (!p) perField[fi] = p = { docs: [], tfs: [], live: 0, comp: null, compNorm: 0, compN: 0 };
         p.docs.push(ord);
         p.tfs.push(c);
         p.live++;
@@ -205,6 +269,8 @@ export class ProductTextIndex {
 
   /** drop dead ordinals from every postings list (ordinals are kept, so nothing else moves) */
   private compact(): void {
+    // the lists are rebuilt: what they remembered goes with them
+    this.forgetComponents();
     for (const [s, perField] of this.postings) {
       let any = false;
       for (let fi = 0; fi < perField.length; fi++) {
@@ -223,7 +289,7 @@ export class ProductTextIndex {
             docs.push(p.docs[i]);
             tfs.push(p.tfs[i]);
           }
-        perField[fi] = { docs, tfs, live: docs.length };
+        perField[fi] = { docs, tfs, live: docs.length, comp: null, compNorm: 0, compN: 0 };
       }
       if (!any) this.postings.delete(s);
     }
@@ -329,6 +395,7 @@ export class ProductTextIndex {
           const lengths = this.lengths[fi];
           const norm = K1 * (1 - B);
           const normLen = (K1 * B) / (this.totalLength[fi] / live || 1);
+          const comp = this.components(p, lengths, norm, normLen);
           for (let i = 0; i < p.docs.length; i++) {
             const d = p.docs[i];
             if ((restrict && allow[d] !== searchEpoch) || alive[d] === 0) continue;
@@ -342,8 +409,7 @@ export class ProductTextIndex {
               mark[d] = termEpoch;
               count[d]++;
             }
-            const tf = p.tfs[i];
-            score[d] += w * ((tf * (K1 + 1)) / (tf + norm + normLen * lengths[d]) + DELTA);
+            score[d] += w * ((comp !== null ? comp[i] : component(p.tfs[i], norm, normLen, lengths[d])) + DELTA);
           }
         }
       }
