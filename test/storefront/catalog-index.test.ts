@@ -1,6 +1,7 @@
 // The read API's catalog index under a backlog: a bulk import that lands while a store is loaded reaches
 // the index through the real publisher (streams/catalog/notify.ts) and Redis pub/sub, and is read back in
 // bounded slices (or by a reload when the backlog outgrows the store), collections and prices included.
+import fc from 'fast-check';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
@@ -183,6 +184,32 @@ describe('catalog index: a bulk import while the store is loaded', () => {
 });
 
 describe('store catalog records', () => {
+  it("keeps every record's ranking signals equal to the store's signal of its product, whatever the order of changes", () => {
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('put' as const), id: fc.integer({ min: 1, max: 6 }) }),
+      fc.record({ kind: fc.constant('remove' as const), id: fc.integer({ min: 1, max: 6 }) }),
+      fc.record({
+        kind: fc.constant('signals' as const),
+        values: fc.array(fc.tuple(fc.integer({ min: 1, max: 8 }), fc.nat(100)), { maxLength: 8 }),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 30 }), (steps) => {
+        const c = new StoreCatalog('s');
+        for (const st of steps) {
+          if (st.kind === 'put') c.putProduct(productView(String(st.id), 'Tee', 'shirt', 10));
+          else if (st.kind === 'remove') c.removeProduct(String(st.id));
+          else
+            c.setSignals(
+              new Map(st.values.map(([id, n]) => [String(id), { revenue7d: n, trending: n / 2, popularity: n + 1 }])),
+            );
+          for (const [id, item] of c.products) expect(item.signal).toEqual(c.signal(id));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("orders each product's variants by position and shares one slot map per option layout", () => {
     const c = new StoreCatalog('s');
     const base = productView('1', 'Tee', 'shirt', 10);

@@ -259,7 +259,7 @@ describe('search engine: ranking signals among equal keyword matches', () => {
     const { input, catalog } = setup([a, b]);
     const deps = await depsOf(catalog);
     expect(executeSearch(input(), 'canvas tote', {}, deps, null).productIds).toEqual([a.id, b.id]);
-    catalog.signals.set(b.id, { revenue7d: 0, trending: 0, popularity: 40 });
+    catalog.setSignals(new Map([[b.id, { revenue7d: 0, trending: 0, popularity: 40 }]]));
     expect(executeSearch(input(), 'canvas tote', {}, deps, null).productIds).toEqual([b.id, a.id]);
   });
 

@@ -47,6 +47,11 @@ export interface IndexedProduct {
   order: number;
   /** `p.price_range.from` as a number (0 when not one), read per candidate by search's ranking */
   priceFrom: number;
+  /**
+   * the product's ranking signals, as `StoreCatalog.signal(id)` (kept in step by putProduct and
+   * setSignals): ranking and the signal sort orders read them per candidate without a lookup by id
+   */
+  signal: ProductSignal;
   /** the variants in position order */
   variants: VariantView[];
   /** normalized option code (`normalizeOptionCode`) → the option's slot (1-3: option1..option3) */
@@ -110,7 +115,7 @@ export class StoreCatalog {
   readonly b2b = new Map<string, B2bCatalogView>();
   /** metaobject gid → metaobject */
   readonly metaobjects = new Map<string, MetaobjectView>();
-  signals = new Map<string, ProductSignal>();
+  private signalMap = new Map<string, ProductSignal>();
   /** inventory item id → product id (inventory changes name items, not products) */
   readonly productOfItem = new Map<string, string>();
   readonly productOfVariant = new Map<string, string>();
@@ -124,7 +129,18 @@ export class StoreCatalog {
   }
 
   signal(productId: string): ProductSignal {
-    return this.signals.get(productId) ?? NO_SIGNAL;
+    return this.signalMap.get(productId) ?? NO_SIGNAL;
+  }
+
+  /** the ranking signals by product id */
+  get signals(): ReadonlyMap<string, ProductSignal> {
+    return this.signalMap;
+  }
+
+  /** replaces the ranking signals, each product's record's own included */
+  setSignals(next: Map<string, ProductSignal>): void {
+    this.signalMap = next;
+    for (const [id, item] of this.products) item.signal = next.get(id) ?? NO_SIGNAL;
   }
 
   collection(handleOrId: string): IndexedCollection | undefined {
@@ -264,6 +280,7 @@ export class StoreCatalog {
       updatedSec: seconds(p.updated_at),
       order: Number(p.id),
       priceFrom: Number(p.price_range.from) || 0,
+      signal: this.signal(p.id),
       variants: inPositionOrder(p.variants),
       optionSlots: this.slotsOf(p),
     });
@@ -516,7 +533,7 @@ export class CatalogIndex {
       next.set(r.productId, { revenue7d: r.revenue7d, trending: r.trending, popularity: r.popularity });
     // the version keys the results cache: bump it only when a signal changed
     if (!sameSignals(c.signals, next)) {
-      c.signals = next;
+      c.setSignals(next);
       c.version++;
     }
   }

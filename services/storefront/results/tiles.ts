@@ -159,11 +159,11 @@ export function sortValueOf(code: string, scope: Scope): ((t: Tile) => number | 
   switch (code) {
     case 'revenue_7d':
     case 'best_selling':
-      return (t) => scope.catalog.signal(t.item.p.id).revenue7d;
+      return (t) => t.item.signal.revenue7d;
     case 'trending':
-      return (t) => scope.catalog.signal(t.item.p.id).trending;
+      return (t) => t.item.signal.trending;
     case 'popularity':
-      return (t) => scope.catalog.signal(t.item.p.id).popularity;
+      return (t) => t.item.signal.popularity;
     case 'position':
       return (t) => t.position;
     case 'title':

@@ -190,7 +190,7 @@ function score(input: ResultsInput, plan: QueryPlan, candidates: Map<string, Can
   const pops = new Float64Array(list.length);
   const prices = new Float64Array(list.length);
   for (let i = 0; i < list.length; i++) {
-    const pop = input.catalog.signal(list[i].item.p.id).popularity;
+    const pop = list[i].item.signal.popularity;
     const price = list[i].item.priceFrom;
     pops[i] = pop;
     prices[i] = price;
