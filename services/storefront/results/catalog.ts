@@ -47,6 +47,8 @@ export interface IndexedProduct {
   order: number;
   /** `p.price_range.from` as a number (0 when not one), read per candidate by search's ranking */
   priceFrom: number;
+  /** `p.available` (any variant available), beside the other per-candidate fields of ranking */
+  inStock: boolean;
   /**
    * the product's ranking signals, as `StoreCatalog.signal(id)` (kept in step by putProduct and
    * setSignals): ranking and the signal sort orders read them per candidate without a lookup by id
@@ -280,6 +282,7 @@ export class StoreCatalog {
       updatedSec: seconds(p.updated_at),
       order: Number(p.id),
       priceFrom: Number(p.price_range.from) || 0,
+      inStock: p.available,
       signal: this.signal(p.id),
       variants: inPositionOrder(p.variants),
       optionSlots: this.slotsOf(p),
