@@ -11,7 +11,8 @@ import { avroType } from '../../schemas/avro/logical-types.ts';
 import { CATALOG_AVRO, type CatalogTopicKey } from '../../schemas/catalog.ts';
 import { normalizeCollection, normalizePrice, normalizeProduct } from '../../services/catalog/normalize.ts';
 import { createLogger } from '../../services/common/logger.ts';
-import { CatalogIndex, StoreCatalog } from '../../services/storefront/results/catalog.ts';
+import { CatalogIndex, type IndexedProduct, StoreCatalog } from '../../services/storefront/results/catalog.ts';
+import { channelVisible } from '../../services/storefront/results/scope.ts';
 import { CATALOG_PROCESSORS } from '../../streams/catalog/index.ts';
 import type { Decoded, ProcessContext } from '../../streams/runtime/types.ts';
 import { shopifyCollection, shopifyProduct } from '../catalog/fixtures.ts';
@@ -206,6 +207,32 @@ describe('store catalog records', () => {
           for (const [id, item] of c.products) expect(item.signal).toEqual(c.signal(id));
         }
       }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('shows a product on the channel exactly when it is active, published by now and not a combined listing child', () => {
+    const status = fc.constantFrom('active' as const, 'draft' as const, 'archived' as const);
+    const role = fc.constantFrom(null, 'parent' as const, 'child' as const);
+    const published = fc.option(fc.integer({ min: 1_700_000_000, max: 1_800_000_000 }), { nil: null });
+    fc.assert(
+      fc.property(
+        status,
+        role,
+        published,
+        fc.integer({ min: 1_700_000_000, max: 1_800_000_000 }),
+        (st, r, pub, now) => {
+          const c = new StoreCatalog('s');
+          c.putProduct({
+            ...productView('1', 'Tee', 'shirt', 10),
+            status: st,
+            combined_listing_role: r,
+            published_at: pub === null ? null : new Date(pub * 1000).toISOString(),
+          });
+          const item = c.products.get('1') as IndexedProduct;
+          expect(channelVisible(item, now)).toBe(st === 'active' && r !== 'child' && pub !== null && pub <= now);
+        },
+      ),
       { numRuns: 300 },
     );
   });

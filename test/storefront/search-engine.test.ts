@@ -12,7 +12,7 @@ import { editDistance, queryKey, terms } from '../../services/storefront/search/
 import { executeSearch, type SearchDeps } from '../../services/storefront/search/engine.ts';
 import { LearnedIndex } from '../../services/storefront/search/learned.ts';
 import { CooccurrenceProvider, SEMANTIC_REDIRECT_THRESHOLD } from '../../services/storefront/search/semantic.ts';
-import { textIndexOf } from '../../services/storefront/search/text-index.ts';
+import { ProductTextIndex, textIndexOf } from '../../services/storefront/search/text-index.ts';
 import { readIntents, synonymExpansions } from '../../services/storefront/search/understand.ts';
 import { StoreViews } from '../../services/storefront/store-view.ts';
 import { createLogger } from '../../services/common/logger.ts';
@@ -128,6 +128,27 @@ describe('search engine', () => {
     expect(ids(executeSearch(input(), 'silk', {}, await deps(), null))).toEqual([]);
     catalog.removeProduct(added.id);
     expect(ids(executeSearch(input(), 'satin', {}, await deps(), null))).toEqual([]);
+  });
+
+  it("keeps each search's candidates its own: two stores' searches interleaved answer as each alone", async () => {
+    // both catalogs' keyword indexes number their products from 0: the candidates of one search must not
+    // reach the next one's
+    const other = setup([product('Linen Scarf', 'Scarf', 20), product('Linen Shirt', 'Shirt', 45)]);
+    const otherDeps: SearchDeps = {
+      text: textIndexOf(other.catalog),
+      learned: null,
+      semantic: new CooccurrenceProvider(),
+    };
+    const alone = ids(executeSearch(input(), 'linen shirts', {}, await deps(), null));
+    const otherAlone = ids(executeSearch(other.input(), 'linen', {}, otherDeps, null));
+    expect(otherAlone).toHaveLength(2);
+    for (let i = 0; i < 3; i++) {
+      expect(ids(executeSearch(other.input(), 'linen', {}, otherDeps, null))).toEqual(otherAlone);
+      expect(ids(executeSearch(input(), 'linen shirts', {}, await deps(), null))).toEqual(alone);
+    }
+    // a product with learned evidence that the keyword index does not hold is still a candidate
+    const apart: SearchDeps = { ...(await deps()), text: new ProductTextIndex() };
+    expect(ids(executeSearch(input(), 'beach day', {}, apart, null))).toEqual([others[1].id]);
   });
 
   it('degrades to prefix_only without the learned stage: literal text with prefix matching only', async () => {

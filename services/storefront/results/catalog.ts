@@ -50,6 +50,11 @@ export interface IndexedProduct {
   /** `p.available` (any variant available), beside the other per-candidate fields of ranking */
   inStock: boolean;
   /**
+   * active and not a combined listing's child: what a channel shows once published (scope.ts
+   * channelVisible), read per candidate beside the fields above instead of two strings of `p`
+   */
+  listed: boolean;
+  /**
    * the product's ranking signals, as `StoreCatalog.signal(id)` (kept in step by putProduct and
    * setSignals): ranking and the signal sort orders read them per candidate without a lookup by id
    */
@@ -283,6 +288,7 @@ export class StoreCatalog {
       order: Number(p.id),
       priceFrom: Number(p.price_range.from) || 0,
       inStock: p.available,
+      listed: p.status === 'active' && p.combined_listing_role !== 'child',
       signal: this.signal(p.id),
       variants: inPositionOrder(p.variants),
       optionSlots: this.slotsOf(p),

@@ -89,13 +89,7 @@ export function compileEntitlements(
 }
 
 export function channelVisible(item: IndexedProduct, nowSec: number): boolean {
-  const p = item.p;
-  return (
-    p.status === 'active' &&
-    item.publishedSec !== null &&
-    item.publishedSec <= nowSec &&
-    p.combined_listing_role !== 'child'
-  );
+  return item.listed && item.publishedSec !== null && item.publishedSec <= nowSec;
 }
 
 export function buildScope(
@@ -126,7 +120,7 @@ export function buildScope(
       // the location's catalog scopes results (published or B2B-only)
       if (b2bProducts === undefined) return false;
       if (b2bProducts !== 'all' && !b2bProducts.has(item.p.id)) return false;
-      return item.p.status === 'active' && item.p.combined_listing_role !== 'child';
+      return item.listed;
     }
     if (!channelVisible(item, nowSec)) return false;
     return marketProducts === null || marketProducts.has(item.p.id);

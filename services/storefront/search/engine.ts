@@ -93,39 +93,65 @@ interface Candidate {
   relevance: number;
 }
 
+/**
+ * One search's candidates by keyword-index ordinal: where each ordinal's candidate is in the list, valid
+ * while its stamp is the search's. A Map by product id cost a lookup per keyword hit (a few thousand per
+ * computed search at 100 000 products: 6 % of the main thread in a profile of computed searches).
+ * Searches run one at a time on the thread, so one scratch serves every store.
+ */
+const scratch = { stamp: new Uint32Array(0), at: new Int32Array(0), epoch: 0 };
+
+function beginCandidates(ordinals: number): number {
+  if (scratch.stamp.length < ordinals || scratch.epoch >= 0xffffffff) {
+    const size = Math.max(1024, ordinals * 2);
+    scratch.stamp = new Uint32Array(size);
+    scratch.at = new Int32Array(size);
+    scratch.epoch = 0;
+  }
+  return ++scratch.epoch;
+}
+
 function collectCandidates(
   input: ResultsInput,
   plan: QueryPlan,
   extraExpansions: readonly string[],
   deps: SearchDeps,
   prefix: boolean,
-): { candidates: Map<string, Candidate>; learnedCount: number } {
+): { candidates: Candidate[]; learnedCount: number } {
   const { catalog } = input;
-  const out = new Map<string, Candidate>();
-  const add = (id: string, keyword: number, coverage: number, known?: IndexedProduct) => {
-    const item = known ?? catalog.products.get(id);
-    if (!item) return;
-    const c = out.get(id);
-    if (!c) out.set(id, { item, keyword, coverage, learned: 0, relevance: 0 });
-    else {
+  const text = deps.text;
+  const out: Candidate[] = [];
+  const epoch = beginCandidates(text.ordinals);
+  const { stamp, at } = scratch;
+  const add = (ord: number, keyword: number, coverage: number): Candidate | undefined => {
+    if (stamp[ord] === epoch) {
+      const c = out[at[ord]];
       c.keyword = Math.max(c.keyword, keyword);
       c.coverage = Math.max(c.coverage, coverage);
+      return c;
     }
+    const item = text.itemAt(ord) ?? catalog.products.get(text.idAt(ord));
+    if (!item) return undefined;
+    stamp[ord] = epoch;
+    at[ord] = out.length;
+    const c: Candidate = { item, keyword, coverage, learned: 0, relevance: 0 };
+    out.push(c);
+    return c;
   };
   const queries = [plan.text, ...plan.expansions, ...extraExpansions.filter((q) => !plan.expansions.includes(q))];
   const take = (partial: boolean) =>
     queries.forEach((q, i) => {
       if (partial && i > 0) return;
-      const { hits, terms: n } = deps.text.search(q, { prefix: prefix && i === 0, partial });
+      const { n, ords, scores, matched, terms: t } = text.searchColumns(q, { prefix: prefix && i === 0, partial });
       let max = 0;
-      for (const h of hits) if (h.score > max) max = h.score;
+      for (let k = 0; k < n; k++) if (scores[k] > max) max = scores[k];
       const weight = i === 0 ? 1 : 0.9;
-      for (const h of hits) add(h.id, (weight * h.score) / (max || 1), n ? h.matched / n : 0, h.item);
+      for (let k = 0; k < n; k++) add(ords[k], (weight * scores[k]) / (max || 1), t ? matched[k] / t : 0);
     });
   // products matching every word of the query or of an expansion; when those are few, also the ones
   // missing a word of the query (a common word alone matches a large part of the catalog: never all of it)
   take(false);
-  if (out.size < MIN_FULL_MATCHES) take(true);
+  if (out.length < MIN_FULL_MATCHES) take(true);
   // learned evidence, under the query as typed, as understood and as expanded (expansions count 0.9)
   let learnedCount = 0;
   if (deps.learned) {
@@ -143,9 +169,12 @@ function collectCandidates(
     let maxE = 0;
     for (const e of merged.values()) if (e > maxE) maxE = e;
     for (const [id, e] of merged) {
-      if (!catalog.products.has(id)) continue;
-      add(id, 0, 0);
-      const c = out.get(id) as Candidate;
+      const item = catalog.products.get(id);
+      if (!item) continue;
+      const ord = text.ordinal(id);
+      // a product the keyword index does not hold (an index kept apart from this catalog) is its own candidate
+      let c = ord === undefined ? undefined : add(ord, 0, 0);
+      if (!c) out.push((c = { item, keyword: 0, coverage: 0, learned: 0, relevance: 0 }));
       c.learned = Math.log1p(e) / Math.log1p(maxE);
       learnedCount++;
     }
@@ -178,7 +207,7 @@ function personalization(input: ResultsInput): ((item: IndexedProduct) => number
   };
 }
 
-function score(input: ResultsInput, plan: QueryPlan, candidates: Map<string, Candidate>): void {
+function score(input: ResultsInput, plan: QueryPlan, list: readonly Candidate[]): void {
   const nowS = input.now / 1000;
   let maxPop = 0;
   let minPrice = Number.POSITIVE_INFINITY;
@@ -186,7 +215,6 @@ function score(input: ResultsInput, plan: QueryPlan, candidates: Map<string, Can
   // each candidate's popularity and price read once (a signal lookup and a price parse per candidate were
   // a fifth of this function at 100 000 products; the price is parsed once per product since: parsing it
   // here was 40 % of the function in a profile of computed searches at 100 000 products)
-  const list = [...candidates.values()];
   const pops = new Float64Array(list.length);
   const prices = new Float64Array(list.length);
   for (let i = 0; i < list.length; i++) {
@@ -357,10 +385,9 @@ export function executeSearch(
   });
   if (plan.intents.length) workflow.push({ type: 'intent-modifiers', payload: plan.intents });
 
-  const ranked = [...candidates.values()]
+  const ranked = candidates
     .filter((c) => scope.visible(c.item) && (!body.forceHideOutOfStock || c.item.variants.some((v) => v.available)))
     .sort((a, b) => b.relevance - a.relevance || a.item.order - b.item.order);
-  const relevanceOf = new Map<string, number>(ranked.map((c) => [c.item.p.id, c.relevance]));
   const facetCodes = expandFacets(body.facets, catalog, scope);
   const breakouts = breakoutsFor(input, 'search', null);
   let tiles = makeTiles(
@@ -403,7 +430,9 @@ export function executeSearch(
   const order = resolveSortOrder(sortCode, orders, 'search');
   tiles = sortTiles(tiles, order, scope);
   if (order && tiles.length) {
-    const best = Math.max(...tiles.map((t) => relevanceOf.get(t.item.p.id) ?? 0));
+    const relevanceOf = new Map<string, number>(ranked.map((c) => [c.item.p.id, c.relevance]));
+    let best = 0;
+    for (const t of tiles) best = Math.max(best, relevanceOf.get(t.item.p.id) ?? 0);
     const cut = order.soft_demotion_threshold * best;
     const keep: Tile[] = [];
     const demoted: Tile[] = [];

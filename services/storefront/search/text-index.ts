@@ -68,6 +68,19 @@ export interface KeywordHit {
   item: IndexedProduct | undefined;
 }
 
+/**
+ * A search's hits as columns (`searchColumns`): entry i is the product at ordinal `ords[i]` with its score
+ * and matched terms. The arrays are the index's own, valid until its next search.
+ */
+export interface KeywordColumns {
+  n: number;
+  ords: Int32Array;
+  scores: Float64Array;
+  matched: Uint8Array;
+  /** distinct query terms */
+  terms: number;
+}
+
 interface Postings {
   docs: number[];
   tfs: number[];
@@ -132,6 +145,14 @@ export class ProductTextIndex {
   private count = new Uint8Array(0);
   private score = new Float64Array(0);
   private epoch = 0;
+  /** searchColumns' answer, reused */
+  private readonly columns: KeywordColumns = {
+    n: 0,
+    ords: new Int32Array(0),
+    scores: new Float64Array(0),
+    matched: new Uint8Array(0),
+    terms: 0,
+  };
 
   /** the postings lists holding remembered components, and how many they hold */
   private readonly remembered = new Set<Postings>();
@@ -345,8 +366,44 @@ export class ProductTextIndex {
    * words of 5+ letters) and prefix matching apply to terms the index does not hold as they are.
    */
   search(query: string, opts: { prefix: boolean; partial?: boolean }): { hits: KeywordHit[]; terms: number } {
+    const c = this.searchColumns(query, opts);
+    const hits: KeywordHit[] = [];
+    for (let i = 0; i < c.n; i++) {
+      const d = c.ords[i];
+      hits.push({ id: this.ids[d], score: c.scores[i], matched: c.matched[i], item: this.items[d] });
+    }
+    return { hits, terms: c.terms };
+  }
+
+  /** the live product at an ordinal of `searchColumns` ('' once dead) and its catalog record */
+  idAt(ord: number): string {
+    return this.ids[ord];
+  }
+
+  itemAt(ord: number): IndexedProduct | undefined {
+    return this.items[ord];
+  }
+
+  /** a live product's ordinal */
+  ordinal(id: string): number | undefined {
+    return this.ordinalOf.get(id);
+  }
+
+  /** ordinals handed out so far (every ordinal is below it) */
+  get ordinals(): number {
+    return this.ids.length;
+  }
+
+  /**
+   * `search` as columns, without an object per hit (a computed search at 100 000 products builds a few
+   * thousand hits): the same hits, scores and order.
+   */
+  searchColumns(query: string, opts: { prefix: boolean; partial?: boolean }): KeywordColumns {
     const queryTerms = [...new Set(words(foldText(query)).filter(isContentWord).map(stem))];
-    if (queryTerms.length === 0) return { hits: [], terms: 0 };
+    const out = this.columns;
+    out.n = 0;
+    out.terms = queryTerms.length;
+    if (queryTerms.length === 0) return out;
     const n = this.ids.length;
     if (this.mark.length < n || this.epoch > 0xfffffff0) {
       const size = Math.max(1024, n * 2);
@@ -359,7 +416,7 @@ export class ProductTextIndex {
     }
     const live = this.ordinalOf.size || 1;
     const touched: number[] = [];
-    const { seen, mark, count, score, ids, items, allow, alive } = this;
+    const { seen, mark, count, score, allow, alive } = this;
     const searchEpoch = ++this.epoch;
     const alternatives = queryTerms.map((term, ti) =>
       this.alternatives(term, ti === queryTerms.length - 1, opts.prefix).flatMap((alt) => {
@@ -416,10 +473,23 @@ export class ProductTextIndex {
     }
     const all = queryTerms.length;
     const least = opts.partial ? Math.max(1, all - 1) : all;
-    const hits: KeywordHit[] = [];
+    if (out.ords.length < touched.length) {
+      const size = Math.max(1024, touched.length * 2);
+      out.ords = new Int32Array(size);
+      out.scores = new Float64Array(size);
+      out.matched = new Uint8Array(size);
+    }
+    const { ords, scores, matched } = out;
+    let k = 0;
     for (const d of touched)
-      if (count[d] >= least) hits.push({ id: ids[d], score: score[d], matched: count[d], item: items[d] });
-    return { hits, terms: all };
+      if (count[d] >= least) {
+        ords[k] = d;
+        scores[k] = score[d];
+        matched[k] = count[d];
+        k++;
+      }
+    out.n = k;
+    return out;
   }
 }
 
