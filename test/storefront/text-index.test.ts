@@ -4,8 +4,9 @@
 // a property test against the fresh build is the reference).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { IndexedProduct } from '../../services/storefront/results/catalog.ts';
-import { type Doc, FIELDS, ProductTextIndex } from '../../services/storefront/search/text-index.ts';
+import { type IndexedProduct, StoreCatalog } from '../../services/storefront/results/catalog.ts';
+import { type Doc, docOf, FIELDS, ProductTextIndex, textIndexOf } from '../../services/storefront/search/text-index.ts';
+import { productView } from './fixtures.ts';
 
 const VOCAB = [
   'linen',
@@ -74,6 +75,45 @@ describe('keyword index under catalog changes', () => {
         for (const q of VOCAB)
           for (const h of index.search(q, { prefix: true, partial: true }).hits)
             expect(h.item).toBe(live.get(h.id)?.item);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('keyword index kept by the catalog', () => {
+  it("keeps a product's ordinal through changes that leave its text alone, and hands back the current record", () => {
+    const step = fc.record({
+      id: fc.integer({ min: 1, max: 6 }),
+      kind: fc.constantFrom('price' as const, 'title' as const, 'remove' as const),
+      title: fc.array(fc.constantFrom(...VOCAB), { minLength: 1, maxLength: 3 }).map((w) => w.join(' ')),
+      price: fc.integer({ min: 1, max: 500 }),
+    });
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
+        const catalog = new StoreCatalog('s');
+        const index = textIndexOf(catalog);
+        const titles = new Map<string, string>();
+        let textChanges = 0;
+        for (const st of steps) {
+          const id = String(st.id);
+          if (st.kind === 'remove') {
+            catalog.removeProduct(id);
+            titles.delete(id);
+            continue;
+          }
+          // a price change keeps the title (the product's text); a new product or a new title is new text
+          const title = st.kind === 'price' ? (titles.get(id) ?? st.title) : st.title;
+          if (titles.get(id) !== title) textChanges++;
+          titles.set(id, title);
+          catalog.putProduct(productView(id, title, 'shirt', st.price));
+        }
+        expect(index.ordinals).toBe(textChanges);
+        const fresh = new ProductTextIndex([...catalog.products.values()].map(docOf));
+        expect(answers(index)).toEqual(answers(fresh));
+        for (const q of VOCAB)
+          for (const h of index.search(q, { prefix: true, partial: true }).hits)
+            expect(h.item).toBe(catalog.products.get(h.id));
       }),
       { numRuns: 300 },
     );

@@ -106,6 +106,7 @@ const seconds = (iso: string | null): number | null => (iso ? Math.floor(Date.pa
 
 /** Derived per-store structures kept in step with the products (search's text index). */
 export interface CatalogListener {
+  /** a new product, or a product's new record (replacing what the listener holds for it: no remove first) */
   put(item: IndexedProduct): void;
   remove(productId: string): void;
 }
@@ -279,7 +280,9 @@ export class StoreCatalog {
 
   putProduct(view: ProductView): void {
     const p = this.pooled(view);
-    this.removeProduct(p.id);
+    // a replaced product's listeners hear of its new record alone (put replaces: the keyword index keeps
+    // the ordinal of a product whose text did not change)
+    this.forget(p.id);
     this.products.set(p.id, {
       p,
       createdSec: seconds(p.created_at),
@@ -305,8 +308,13 @@ export class StoreCatalog {
   }
 
   removeProduct(id: string): void {
+    if (this.forget(id)) for (const l of this.listeners) l.remove(id);
+  }
+
+  /** a product out of the catalog's own maps (the listeners not told); false when it was not there */
+  private forget(id: string): boolean {
     const old = this.products.get(id);
-    if (!old) return;
+    if (!old) return false;
     this.products.delete(id);
     if (this.byHandle.get(old.p.handle) === id) this.byHandle.delete(old.p.handle);
     // a variant or item that moved to another product since points there now
@@ -315,7 +323,7 @@ export class StoreCatalog {
       if (v.inventory_item_id && this.productOfItem.get(v.inventory_item_id) === id)
         this.productOfItem.delete(v.inventory_item_id);
     }
-    for (const l of this.listeners) l.remove(id);
+    return true;
   }
 
   putCollection(view: CollectionView, members: string[] | undefined): void {

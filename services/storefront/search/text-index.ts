@@ -49,6 +49,11 @@ export function docOf(item: IndexedProduct): Doc {
   };
 }
 
+function sameText(a: Doc, b: Doc): boolean {
+  for (const f of FIELDS) if (a[f] !== b[f]) return false;
+  return true;
+}
+
 /** BM25+ parameters (as MiniSearch's defaults) and the weights of fuzzy and prefix expansions */
 const K1 = 1.2;
 const B = 0.7;
@@ -211,9 +216,22 @@ export class ProductTextIndex {
     return this.ordinalOf.size;
   }
 
+  /**
+   * A product as the catalog now holds it. With the same text as before (a price, stock or status change:
+   * most catalog changes) it keeps its ordinal and only its record is replaced; else it is indexed anew.
+   * Re-adding it would take a new ordinal each time, and the per-ordinal arrays never shrink: a store
+   * whose stock changes all day would grow them without bound.
+   */
   put(item: IndexedProduct): void {
+    const doc = docOf(item);
+    const ord = this.ordinalOf.get(item.p.id);
+    const old = ord === undefined ? undefined : this.items[ord];
+    if (ord !== undefined && old !== undefined && sameText(docOf(old), doc)) {
+      this.items[ord] = item;
+      return;
+    }
     this.remove(item.p.id);
-    this.add(docOf(item));
+    this.add(doc);
   }
 
   add(d: Doc): void {
