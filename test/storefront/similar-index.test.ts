@@ -113,6 +113,39 @@ describe('similar products: precomputed lists', () => {
   });
 });
 
+describe('similar products: catalog changes that leave a product as it compares', () => {
+  it("keeps every list through stock and status changes, and drops a product's own on a price change", () => {
+    const { catalog, products, similar } = store();
+    expect(similar.precomputeSome(1_000, null, T0)).toBe(products.length);
+    const variantOf = (p: ProductView) => p.variants[0].id;
+    const variantList = similar.neighbours(products[0].id, variantOf(products[0]), null, T0).list;
+    // every product sells out, and one is archived
+    for (const [i, p] of products.entries())
+      catalog.putProduct({
+        ...p,
+        available: false,
+        status: i === 3 ? 'archived' : p.status,
+        updated_at: '2026-02-01T00:00:00Z',
+        variants: p.variants.map((v) => ({ ...v, available: false, inventory_quantity: 0 })),
+      });
+    // nothing to recompute: every list is served as precomputed, equal to a computation over the catalog now
+    expect(similar.precomputeSome(1_000, null, T0 + 60_000)).toBe(0);
+    const fresh = new StoreSimilar(catalog);
+    for (const p of products) {
+      const served = similar.neighbours(p.id, null, null, T0 + HOUR);
+      expect(served.source).toBe('precomputed');
+      expect(served.list).toEqual(fresh.compute(p.id, null, null));
+    }
+    expect(similar.neighbours(products[0].id, variantOf(products[0]), null, T0 + HOUR).list).toBe(variantList);
+    // a price change is a change of what it compares by: its own list goes, and is the next to compute
+    const cheaper = catalog.products.get(products[5].id)?.p as ProductView;
+    catalog.putProduct({ ...cheaper, variants: cheaper.variants.map((v) => ({ ...v, price: '9.00' })) });
+    expect(similar.precomputed.has(products[5].id)).toBe(false);
+    expect(similar.precomputeSome(1_000, null, T0 + 2 * HOUR)).toBe(1);
+    for (const p of products) if (p.id !== products[5].id) expect(similar.precomputed.get(p.id)?.at).toBe(T0);
+  });
+});
+
 describe('similar products: image features', () => {
   it('a list computed before the product’s images were described is recomputed once they are; another product’s images leave it alone', async () => {
     const provider = imageFeatureProvider();

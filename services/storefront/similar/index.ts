@@ -111,6 +111,35 @@ export function rawVector(item: IndexedProduct, extra: readonly string[] = []): 
   return v;
 }
 
+/**
+ * Whether two records of a product have the same similarity: the same text (what rawVector reads), type,
+ * vendor and lowest price (compute), and the same variant options and images (a variant's neighbours).
+ * A stock, status or date change leaves every list that holds the product, and its own, as it was.
+ */
+function sameContent(a: IndexedProduct, b: IndexedProduct): boolean {
+  const p = a.p;
+  const q = b.p;
+  if (p.title !== q.title || p.product_type !== q.product_type || p.vendor !== q.vendor) return false;
+  if (p.body_html !== q.body_html || !sameList(p.tags, q.tags) || minPrice(a) !== minPrice(b)) return false;
+  if (p.options.length !== q.options.length || p.options.some((o, i) => !sameList(o.values, q.options[i].values)))
+    return false;
+  if (
+    p.images.length !== q.images.length ||
+    p.images.some((im, i) => im.id !== q.images[i].id || im.src !== q.images[i].src)
+  )
+    return false;
+  if (a.variants.length !== b.variants.length) return false;
+  for (let i = 0; i < a.variants.length; i++) {
+    const v = a.variants[i];
+    const w = b.variants[i];
+    if (v.id !== w.id || v.option1 !== w.option1 || v.option2 !== w.option2 || v.option3 !== w.option3) return false;
+    if (v.image_id !== w.image_id) return false;
+  }
+  return true;
+}
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
 export const minPrice = (item: IndexedProduct): number | null => {
   let m: number | null = null;
   for (const v of item.variants) {
@@ -196,6 +225,8 @@ export class StoreSimilar {
   private readonly postings = new Map<string, Posting>();
   private readonly slotOf = new Map<string, number>();
   private idOf: string[] = [];
+  /** a slot's catalog record as last put (sameContent compares the next one with it) */
+  private readonly itemOf: (IndexedProduct | undefined)[] = [];
   private vectorOf: (SlotVector | undefined)[] = [];
   /** L2 norm of a slot's idf-weighted vector, NaN until first needed (computed with the idf of that time) */
   private normOf = new Float64Array(0);
@@ -237,7 +268,16 @@ export class StoreSimilar {
   }
 
   private put(item: IndexedProduct, changed = false): void {
-    if (this.slotOf.has(item.p.id)) this.remove(item.p.id, false);
+    const had = this.slotOf.get(item.p.id);
+    if (had !== undefined) {
+      // a change of nothing its neighbours are computed from (stock, status): they stand, precomputed or cached
+      const before = this.itemOf[had];
+      if (before !== undefined && sameContent(before, item)) {
+        this.itemOf[had] = item;
+        return;
+      }
+      this.remove(item.p.id, false);
+    }
     const v = rawVector(item);
     let slot = this.freeSlots.pop();
     if (slot === undefined) {
@@ -251,6 +291,7 @@ export class StoreSimilar {
     }
     this.slotOf.set(item.p.id, slot);
     this.idOf[slot] = item.p.id;
+    this.itemOf[slot] = item;
     this.normOf[slot] = Number.NaN;
     this.priceOf[slot] = minPrice(item) ?? Number.NaN;
     this.typeOf[slot] = this.code(item.p.product_type, true);
@@ -288,6 +329,7 @@ export class StoreSimilar {
     }
     this.slotOf.delete(id);
     this.vectorOf[slot] = undefined;
+    this.itemOf[slot] = undefined;
     this.freeSlots.push(slot);
     this.live--;
     if (changed) this.invalidate(id);
