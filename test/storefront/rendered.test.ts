@@ -69,16 +69,77 @@ describe('rendered records and the answer encoder', () => {
     renderedRecord(a, tile('42', red), render);
     renderedRecord(a, tile('42', { ...red, value: 'blue' }), render);
     expect(renders).toBe(5);
-    // bounded by the records' JSON: the least recently used goes first
+    // bounded by the records' JSON
     const big = () => ({ id: 1, text: 'x'.repeat(64 * 1024) }) as never;
     renderedRecord(a, tile('42'), render); // used recently: stays while there is room
     for (let i = 0; i < RENDERED_MAX_CHARS / (64 * 1024) - 2; i++) renderedRecord(a, tile(String(1000 + i)), big);
     expect(renderedRecord(a, tile('42'), render)).toBe(first);
     expect(renderedRecord(a, tile('1000'), render)).not.toHaveProperty('n');
-    for (let i = 0; i < 4; i++) renderedRecord(a, tile(String(5000 + i)), big);
-    // the oldest went first; '1000', used just before, stayed
-    expect(renderedRecord(a, tile('1001'), render)).toHaveProperty('n');
+    renderedRecord(a, tile('4999'), big); // the last that fits
+    // full: a record asked for once pushes nothing out; asked for again, it does, the least recently used first
+    const once = renderedRecord(a, tile('5000'), big);
+    const twice = renderedRecord(a, tile('5000'), big);
+    expect(twice).not.toBe(once);
+    expect(renderedRecord(a, tile('5000'), big)).toBe(twice);
     expect(renderedRecord(a, tile('1000'), render)).not.toHaveProperty('n');
+    expect(renderedRecord(a, tile('1001'), render)).toHaveProperty('n');
+    clearRendered();
+  });
+
+  it('keeps a stable part of records that cycle over more than it holds, and takes new ones in as they are asked for', () => {
+    clearRendered();
+    const tile = (productId: string): Tile =>
+      ({ item: { p: { id: productId } }, variants: [], breakout: null, position: 1 }) as unknown as Tile;
+    let renders = 0;
+    const big = () => {
+      renders++;
+      return { id: 1, text: 'x'.repeat(64 * 1024) } as never;
+    };
+    const fits = RENDERED_MAX_CHARS / (64 * 1024);
+    const cycle = Math.round(fits * 1.5);
+    // the same records asked for in the same order, round after round: least-recently-used alone would
+    // render every one of them every round (each is evicted before it comes back)
+    const round = (context: string) => {
+      const before = renders;
+      for (let i = 0; i < cycle; i++) renderedRecord(context, tile(String(i)), big);
+      return renders - before;
+    };
+    const a = renderContext(['store', 'cycle', 1]);
+    expect(round(a)).toBe(cycle);
+    for (let r = 0; r < 4; r++) expect(round(a)).toBeLessThanOrEqual(cycle - fits + 1);
+    // the catalog changes (a new context: new keys): records asked for under it take the place of the old
+    const b = renderContext(['store', 'cycle', 2]);
+    for (let k = 0; k < 12; k++) for (let i = 0; i < 10; i++) renderedRecord(b, tile(String(i)), big);
+    const before = renders;
+    for (let i = 0; i < 10; i++) renderedRecord(b, tile(String(i)), big);
+    expect(renders).toBe(before);
+    clearRendered();
+  });
+
+  it('lets popularity fade: records asked for often before a change give way to those asked for after it', () => {
+    clearRendered();
+    const tile = (productId: string): Tile =>
+      ({ item: { p: { id: productId } }, variants: [], breakout: null, position: 1 }) as unknown as Tile;
+    // eight records fill the budget; one object for all of them (its JSON is made once)
+    const eighth = { id: 1, text: 'x'.repeat(RENDERED_MAX_CHARS / 8 - 20) } as never;
+    let renders = 0;
+    const render = () => {
+      renders++;
+      return eighth;
+    };
+    const a = renderContext(['store', 'fade', 1]);
+    for (let k = 0; k < 20; k++) for (let i = 0; i < 8; i++) renderedRecord(a, tile(String(i)), render);
+    expect(renders).toBe(8);
+    // under a new context, eight others are asked for again and again: they are taken in once the old
+    // counts have been halved (every SAMPLE requests), not never
+    const b = renderContext(['store', 'fade', 2]);
+    let passes = 0;
+    for (let before = -1; before !== renders && passes < 100_000; passes++) {
+      before = renders;
+      for (let i = 0; i < 8; i++) renderedRecord(b, tile(String(i)), render);
+    }
+    expect(passes).toBeLessThan(100_000);
+    expect(passes).toBeGreaterThan(1_000);
     clearRendered();
   });
 });
