@@ -53,5 +53,8 @@ export function avroType(schema: Schema | string): Type {
   return avro.Type.forSchema(typeof schema === 'string' ? (JSON.parse(schema) as Schema) : schema, {
     logicalTypes: LOGICAL_TYPES,
     wrapUnions: 'auto',
+    // decoded records carry their fields only: no clone/toBuffer/… on their prototype, so that a key
+    // walk (the processors' compiled validation, streams/runtime/validate.ts) sees the fields alone
+    omitRecordMethods: true,
   });
 }

@@ -17,18 +17,24 @@ export function registryDecoder(
     const schema = (READER_SCHEMAS as Partial<Record<TopicKey, unknown>>)[key];
     if (schema) c.useReaderSchema(name, schema as Parameters<ValueCodec['useReaderSchema']>[1]);
   }
+  const poison = (err: unknown): never => {
+    // deterministic failures are poison; an unreachable registry is not (the chunk is retried)
+    if (err instanceof CodecError) throw new UndecodableError(err.message);
+    if (err instanceof RegistryError && err.status >= 400 && err.status < 500) throw new UndecodableError(err.message);
+    throw err;
+  };
   return {
-    async decode(buf, topic) {
+    decode(buf, topic) {
+      // a known writer schema decodes synchronously: no promise (and no turn of the microtask queue) per
+      // message; the first value of a new schema id waits for the registry
+      let cached: ReturnType<typeof c.decodeCached>;
       try {
-        const cached = c.decodeCached(buf, topic);
-        return (cached ?? (await c.decode(buf, topic))).value;
+        cached = c.decodeCached(buf, topic);
       } catch (err) {
-        // deterministic failures are poison; an unreachable registry is not (the chunk is retried)
-        if (err instanceof CodecError) throw new UndecodableError(err.message);
-        if (err instanceof RegistryError && err.status >= 400 && err.status < 500)
-          throw new UndecodableError(err.message);
-        throw err;
+        return poison(err);
       }
+      if (cached) return cached.value;
+      return c.decode(buf, topic).then((d) => d.value, poison);
     },
   };
 }

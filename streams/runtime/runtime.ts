@@ -367,7 +367,8 @@ export class ProcessorRunner<T> {
       }
       let raw: unknown;
       try {
-        raw = await this.deps.decoder.decode(m.value, topic);
+        raw = this.deps.decoder.decode(m.value, topic);
+        if (raw instanceof Promise) raw = await raw;
       } catch (err) {
         if (!(err instanceof UndecodableError)) throw err; // transient: retry the chunk, never DLQ good data
         toDlq(m, 'undecodable', err.message);

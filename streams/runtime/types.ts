@@ -146,7 +146,9 @@ export class UndecodableError extends Error {
 
 /** Decodes a Kafka value (Confluent framing + Avro via the registry) into the topic's reader schema. */
 export interface ValueDecoder {
-  decode(buf: Buffer, topic: string): Promise<unknown>;
+  /** the value at once when the writer schema is known, else a promise of it (a registry look-up);
+   *  a failure is thrown or rejected (UndecodableError: poison; anything else: transient) */
+  decode(buf: Buffer, topic: string): unknown;
 }
 
 export interface RuntimeDeps {

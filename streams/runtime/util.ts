@@ -1,6 +1,7 @@
 // Small helpers shared by processors.
 import type { z } from 'zod';
 import type { ParseResult } from './types.ts';
+import { compiledCheck } from './validate.ts';
 
 /** ISO 8601 UTC (`…T…Z`) → ClickHouse DateTime64 text (`YYYY-MM-DD hh:mm:ss.sss`). Every timestamp of every
  *  row goes through here: toISOString's own shape (what the Avro decoder writes) by slicing, anything
@@ -41,8 +42,10 @@ export function timeSlicer(sliceMs = SLICE_MS): () => Promise<void> | undefined 
   };
 }
 
-/** zod validation with the first issues as a readable reason (for the DLQ). */
+/** zod validation with the first issues as a readable reason (for the DLQ). A schema that only checks
+ *  is tried first as a compiled check, which passes a valid value on as it is (validate.ts). */
 export function zodParse<S extends z.ZodType>(schema: S, value: unknown): ParseResult<z.output<S>> {
+  if (compiledCheck(schema)?.(value)) return { ok: true, value: value as z.output<S> };
   const r = schema.safeParse(value);
   if (r.success) return { ok: true, value: r.data };
   const reason = r.error.issues

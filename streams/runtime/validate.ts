@@ -1,0 +1,118 @@
+// A compiled check in front of zod for the processors' validation (`zodParse`, util.ts).
+//
+// zod's parse of a decoded value builds a full copy of it: for an engagement event that was ≈ 3 µs of
+// the processors' thread and a third of all the bytes the sustained pipeline allocated (the garbage its
+// collector then spent V8's helper threads on; docs/decisions.md, issue #21). Where a zod schema only
+// checks — no transform, default, coercion or custom refinement anywhere in it — zod's output of a valid
+// value is that value again, field for field. For such a schema the same rules are compiled into a
+// JSON Schema validator (zod's own JSON Schema of the schema, input side, compiled by Ajv), which reads
+// the value in place and allocates nothing: a value it accepts is passed on as it is; anything it
+// rejects goes through zod, whose answer (its output, or the reason) is the result either way.
+//
+// Whether a schema qualifies is decided by walking its definition against the kinds below, whose JSON
+// Schema says everything zod checks (anything else: no compiled check, zod alone). The equivalence on the
+// values a decoder produces (plain objects, arrays, primitives, avsc records) is a property test:
+// test/streams/validate.test.ts.
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { z } from 'zod';
+
+/** zod definition types whose JSON Schema (input side) is exactly what zod checks */
+const PLAIN_TYPES = new Set([
+  'object',
+  'string',
+  'number',
+  'boolean',
+  'enum',
+  'nullable',
+  'array',
+  'record',
+  'unknown',
+]);
+/** zod checks with an exact JSON Schema: regex-backed string formats, numeric formats and bounds */
+const PLAIN_CHECKS = new Set([
+  'string_format',
+  'number_format',
+  'greater_than',
+  'less_than',
+  'min_length',
+  'max_length',
+]);
+const PLAIN_STRING_FORMATS = new Set(['datetime', 'regex']);
+const PLAIN_NUMBER_FORMATS = new Set(['int32', 'uint32', 'safeint', 'float64']);
+
+interface ZodDefLike {
+  type: string;
+  check?: string;
+  format?: string;
+  checks?: { _zod: { def: ZodDefLike } }[];
+  shape?: Record<string, { _zod: { def: ZodDefLike } }>;
+  catchall?: unknown;
+  innerType?: { _zod: { def: ZodDefLike } };
+  element?: { _zod: { def: ZodDefLike } };
+  keyType?: { _zod: { def: ZodDefLike } };
+  valueType?: { _zod: { def: ZodDefLike } };
+}
+
+function plainCheck(def: ZodDefLike): boolean {
+  if (def.check === undefined) return true;
+  if (!PLAIN_CHECKS.has(def.check)) return false;
+  if (def.check === 'string_format') return PLAIN_STRING_FORMATS.has(def.format ?? '');
+  if (def.check === 'number_format') return PLAIN_NUMBER_FORMATS.has(def.format ?? '');
+  return true;
+}
+
+/** true when zod's output of any value it accepts is that value (so a pure check can stand in for it) */
+export function onlyChecks(schema: z.ZodType): boolean {
+  const def = (schema as unknown as { _zod: { def: ZodDefLike } })._zod.def;
+  if (!PLAIN_TYPES.has(def.type) || !plainCheck(def)) return false;
+  for (const c of def.checks ?? []) if (!plainCheck(c._zod.def)) return false;
+  const inner = (s: { _zod: { def: ZodDefLike } } | undefined) =>
+    s === undefined || onlyChecks(s as unknown as z.ZodType);
+  switch (def.type) {
+    case 'object':
+      // a strip object (no catchall): zod drops unknown keys, which a decoded value does not have
+      return def.catchall === undefined && Object.values(def.shape ?? {}).every((s) => inner(s));
+    case 'nullable':
+      return inner(def.innerType);
+    case 'array':
+      return inner(def.element);
+    case 'record':
+      return inner(def.keyType) && inner(def.valueType);
+    default:
+      return true;
+  }
+}
+
+// every enumerable key is checked against the schema's properties (a decoded record carries its fields
+// alone: avroType omits avsc's record methods)
+// (strictNumbers: NaN and ±Infinity are no numbers, as in zod)
+const ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: false, validateFormats: false });
+
+/** zod's input side lets unknown keys through (its output drops them): a key not in the shape is refused
+ *  here instead, so that an accepted value is exactly zod's output */
+function closeObjects(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const n of node) closeObjects(n);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const o = node as Record<string, unknown>;
+  if (o.type === 'object' && o.properties !== undefined && o.additionalProperties === undefined)
+    o.additionalProperties = false;
+  for (const v of Object.values(o)) closeObjects(v);
+}
+const compiled = new WeakMap<z.ZodType, ((value: unknown) => boolean) | null>();
+
+/** The compiled check of a schema that only checks (onlyChecks), else undefined; compiled once per schema. */
+export function compiledCheck(schema: z.ZodType): ((value: unknown) => boolean) | undefined {
+  let fn = compiled.get(schema);
+  if (fn === undefined) {
+    if (onlyChecks(schema)) {
+      const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw', target: 'draft-2020-12' });
+      closeObjects(json);
+      fn = ajv.compile(json) as (value: unknown) => boolean;
+    } else fn = null;
+    compiled.set(schema, fn);
+  }
+  return fn ?? undefined;
+}
