@@ -89,7 +89,9 @@ export function onlyChecks(schema: z.ZodType): boolean {
 const ajv = new Ajv2020({ strict: false, strictNumbers: true, allErrors: false, validateFormats: false });
 
 /** zod's input side lets unknown keys through (its output drops them): a key not in the shape is refused
- *  here instead, so that an accepted value is exactly zod's output */
+ *  here instead, so that an accepted value is exactly zod's output. Where every property is required, as
+ *  in the processors' flat records, that is a count of the own keys (a present field read through a
+ *  prototype would escape it: neither a decoder nor JSON text puts one there) */
 function closeObjects(node: unknown): void {
   if (Array.isArray(node)) {
     for (const n of node) closeObjects(n);
@@ -97,8 +99,13 @@ function closeObjects(node: unknown): void {
   }
   if (node === null || typeof node !== 'object') return;
   const o = node as Record<string, unknown>;
-  if (o.type === 'object' && o.properties !== undefined && o.additionalProperties === undefined)
-    o.additionalProperties = false;
+  if (o.type === 'object' && o.properties !== undefined && o.additionalProperties === undefined) {
+    // every property required: a key count is the cheaper test (no walk over the keys)
+    const names = Object.keys(o.properties as object);
+    const required = new Set((o.required as string[] | undefined) ?? []);
+    if (names.every((n) => required.has(n))) o.maxProperties = names.length;
+    else o.additionalProperties = false;
+  }
   for (const v of Object.values(o)) closeObjects(v);
 }
 const compiled = new WeakMap<z.ZodType, ((value: unknown) => boolean) | null>();
