@@ -130,7 +130,7 @@ export class ProcessorRunner<T> {
       fromBeginning: true,
       ...this.fetchWait(),
       maxBytesPerPartition: this.opts.maxBatchBytes,
-      sessionTimeoutMs: this.opts.sessionTimeoutMs ?? 30_000,
+      sessionTimeoutMs: this.sessionTimeoutMs,
     });
     await this.client.start((batch) => this.track(this.onBatch(batch)));
     // the lag of every partition of the topic, whether this member fetches it or not: a partition nobody
@@ -237,6 +237,27 @@ export class ProcessorRunner<T> {
   }
 
   private async onBatch(batch: SourceBatch): Promise<void> {
+    // the group membership is kept alive while the batch is worked on, however long one stage takes (a
+    // processor fetching images, a large chunk's inserts, a write retried until the engine is back): a
+    // member that sends no heartbeat for the session timeout is expired, its commit refused and its chunk
+    // read again by the next member. kafkajs sends a heartbeat only once its interval has passed, so
+    // asking often costs nothing.
+    const keeper = setInterval(
+      () => void batch.heartbeat().catch(() => {}),
+      Math.max(100, Math.floor(this.sessionTimeoutMs / 10)),
+    );
+    try {
+      await this.consumeBatch(batch);
+    } finally {
+      clearInterval(keeper);
+    }
+  }
+
+  private get sessionTimeoutMs(): number {
+    return this.opts.sessionTimeoutMs ?? 30_000;
+  }
+
+  private async consumeBatch(batch: SourceBatch): Promise<void> {
     const { topic, partition } = batch;
     let msgs = batch.messages;
     const stop = this.opts.stopAt?.get(partition);
@@ -307,7 +328,6 @@ export class ProcessorRunner<T> {
       }
       this.checkDone();
       i = end;
-      await batch.heartbeat().catch(() => {});
     }
     // everything below the stop offset is written: the partition is done even if offsets had gaps
     if (stop !== undefined && msgs.length < batch.messages.length) {
@@ -439,9 +459,6 @@ export class ProcessorRunner<T> {
       streamMetrics.rows.inc({ processor: name, mode: this.mode, table: w.table }, w.rows.length);
       lap(`insert ${w.table}`);
       this.stats.rows.set(w.table, (this.stats.rows.get(w.table) ?? 0) + w.rows.length);
-      // a large chunk's writes can outlast the session timeout: keep the membership alive between them
-      // (kafkajs sends one only when the heartbeat interval has passed)
-      await batch.heartbeat().catch(() => {});
     }
     if (result.afterWrite) await this.withRetry(result.afterWrite, { batch, first, last, table: 'afterWrite' });
     lap('afterWrite');
@@ -453,7 +470,7 @@ export class ProcessorRunner<T> {
    * A write (ClickHouse insert, after-write hook) is retried until it succeeds: a failing engine (down,
    * out of disk, refusing inserts) is never the messages' fault, so nothing is dead-lettered, skipped or
    * committed meanwhile. The partition's consumption waits on this chunk (its batch is not resolved), the
-   * consumer keeps its group membership (heartbeats), `stream_write_retries_total` counts the attempts,
+   * consumer keeps its group membership (onBatch's heartbeats), `stream_write_retries_total` counts the attempts,
    * `stream_writes_failing` shows the waiting partitions and `stream_consumer_lag` the backlog (refreshed
    * from the broker while waiting). Back-off doubles from 200 ms to RETRY_MAX_MS. Once the write succeeds
    * the chunk goes on (its already written tables are dropped by their tokens) and the backlog follows.
@@ -510,7 +527,6 @@ export class ProcessorRunner<T> {
           );
         }
         await this.refreshLag().catch(() => {});
-        await batch.heartbeat().catch(() => {});
         await this.sleep(delay);
       }
     }

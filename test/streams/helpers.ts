@@ -26,6 +26,7 @@ import { startSchemaRegistry, type RunningSchemaRegistry } from '../../services/
 import { selectProcessors } from '../../streams/registry.ts';
 import type { ReplayEnv } from '../../streams/replay/replay.ts';
 import { type Streams, startStreams } from '../../streams/service.ts';
+import type { Processor } from '../../streams/runtime/types.ts';
 import { privateDb } from '../helpers/chdb.ts';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
@@ -291,7 +292,12 @@ export interface StreamsHarness {
  */
 export async function startStreamsHarness(
   name: string,
-  opts: { processors: string; env?: Record<string, string>; beforeStart?: (infra: Infra) => Promise<void> },
+  opts: {
+    /** processor names (selectProcessors), or the processors themselves */
+    processors: string | Processor<any>[];
+    env?: Record<string, string>;
+    beforeStart?: (infra: Infra) => Promise<void>;
+  },
 ): Promise<StreamsHarness> {
   const logger = createLogger(`${name}-test`, 'warn');
   const infra = await startInfra();
@@ -315,7 +321,7 @@ export async function startStreamsHarness(
     redis,
     kafka: createKafka(infra.brokers, `${name}-test`, logger),
     logger,
-    processors: selectProcessors(opts.processors),
+    processors: typeof opts.processors === 'string' ? selectProcessors(opts.processors) : opts.processors,
   });
   return {
     infra,
