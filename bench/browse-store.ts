@@ -187,7 +187,7 @@ export function catalogWriter(db: Db, storeId: string, ctx: Partial<WriterContex
         if (!r.ok) throw new Error(`invalid product: ${JSON.stringify(r.issues)}`);
         return decoded(r.value.product);
       });
-      const res = await catalogProductsProcessor.process(batch, ctx as ProcessContext, 0);
+      const res = await catalogProductsProcessor.process(batch, ctx as ProcessContext);
       for (const w of res.writes) if (w.rows.length) await db.insert(w.table, w.rows);
       const writtenAt = performance.timeOrigin + performance.now();
       await res.afterWrite?.();
@@ -204,7 +204,7 @@ export function catalogWriter(db: Db, storeId: string, ctx: Partial<WriterContex
         if (!r.ok || !r.value.members) throw new Error(`invalid collection: ${JSON.stringify(r)}`);
         batch.push(decoded(r.value.collection), decoded(r.value.members));
       }
-      const res = await catalogCollectionsProcessor.process(batch, ctx as ProcessContext, 0);
+      const res = await catalogCollectionsProcessor.process(batch, ctx as ProcessContext);
       for (const w of res.writes) if (w.rows.length) await db.insert(w.table, w.rows);
       await res.afterWrite?.();
     },

@@ -116,7 +116,7 @@ try {
         brokerTime: Date.now(),
       });
     }
-    const res = await catalogProductsProcessor.process(batch, {} as never, 0);
+    const res = await catalogProductsProcessor.process(batch, {} as never);
     for (const w of res.writes) await db.insert(w.table, w.rows, { dedupToken: `bench/0/${start}` });
   }
   const writeS = (performance.now() - t0) / 1000;
@@ -148,7 +148,6 @@ try {
           },
         ],
         {} as never,
-        0,
       )
     ).writes[0].rows,
   );
@@ -161,7 +160,6 @@ try {
       },
     ],
     {} as never,
-    0,
   );
   await db.insert('catalog_collection_members', res.writes[1].rows);
 

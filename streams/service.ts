@@ -36,12 +36,10 @@ export interface StreamsOptions {
   ensureTopics?: boolean;
 }
 
-/**
- * The processors' consumers: partitions are independent (state is keyed by session/order, which never
- * spans partitions), so while one partition's chunk is being written another's is decoded and deduplicated.
- */
+/** The processors' consumers (the runtime takes each fetch's batches together and decides how many
+ *  partitions it works on at once: runtime.ts). */
 export function streamsClientFactory(kafka: Kafka, logger: Logger): ConsumerClientFactory {
-  return consumerClientFactory(kafka, logger, { partitionsConsumedConcurrently: 3 });
+  return consumerClientFactory(kafka, logger);
 }
 
 export interface Streams {

@@ -63,8 +63,8 @@ export function changesOf<R extends { store_id: string }>(
 export function notifying<R extends { store_id: string }>(p: CatalogProcessor<R>): CatalogProcessor<R> {
   return {
     ...p,
-    async process(batch: Decoded<Change<R>>[], ctx: ProcessContext, partition: number): Promise<ProcessResult> {
-      const result = await p.process(batch, ctx, partition);
+    async process(batch: Decoded<Change<R>>[], ctx: ProcessContext): Promise<ProcessResult> {
+      const result = await p.process(batch, ctx);
       if (ctx.replay || batch.length === 0) return result;
       const inner = result.afterWrite;
       return {

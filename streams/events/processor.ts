@@ -69,7 +69,7 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
   parse: (value) => zodParse(EnrichedEventSchema, value),
   dedupKey: (e) => `${e.store_id}:${e.event_id}`,
   ledger: { table: 'events_raw', idColumn: 'event_id', timeColumn: 'ts' },
-  async process(batch: Decoded<EnrichedEvent>[], ctx: ProcessContext, partition: number): Promise<ProcessResult> {
+  async process(batch: Decoded<EnrichedEvent>[], ctx: ProcessContext): Promise<ProcessResult> {
     const raw = batch.map((d) => rawRow(d));
     // the trending cells this chunk may feed (its search events'; the view's filter, 0120, decides which
     // count): the read-back publishes only cells that exist, and an unchanged one is harmless
@@ -113,9 +113,9 @@ export const eventsProcessor: Processor<EnrichedEvent> = {
       const key = keyOf(e);
       const s = states.get(key) as SessionState;
       // bots stay in events_raw but feed no behavioural signal
-      if (e.is_bot || alreadyApplied(s, partition, d.position.offset)) continue;
+      if (e.is_bot || alreadyApplied(s, d.position.partition, d.position.offset)) continue;
       const store = e.store_id;
-      applyEvent(s, e, partition, d.position.offset, {
+      applyEvent(s, e, d.position.partition, d.position.offset, {
         sessions: (r) => {
           const k = `${store}\u0000${e.session_id}\u0000${r.seq}`;
           const prev = sessionRows.get(k);

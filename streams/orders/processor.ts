@@ -138,7 +138,7 @@ export const ordersProcessor: Processor<Order> = {
     timeColumn: 'ts',
     columns: ['line_no', 'product_id', 'quantity', 'price', 'cancelled', 'is_deleted', 'ts'],
   },
-  async process(batch: Decoded<Order>[], ctx: ProcessContext, partition: number): Promise<ProcessResult> {
+  async process(batch: Decoded<Order>[], ctx: ProcessContext): Promise<ProcessResult> {
     const keyOf = (o: Order) => ctx.stateKey('o', o.store_id, o.order_id);
     const firstOf = new Map<string, Order>();
     for (const d of batch) if (!firstOf.has(keyOf(d.value))) firstOf.set(keyOf(d.value), d.value);
@@ -170,7 +170,7 @@ export const ordersProcessor: Processor<Order> = {
       const o = d.value;
       const key = keyOf(o);
       const s = states.get(key) as OrderState;
-      if (s.p === partition && BigInt(s.o) >= d.position.offset) continue; // already applied
+      if (s.p === d.position.partition && BigInt(s.o) >= d.position.offset) continue; // already applied
       const next = contribution(o);
       if (JSON.stringify(next) !== JSON.stringify(s.c)) {
         addContribution(o.store_id, s.c, -1, sales, pairs);
@@ -226,7 +226,7 @@ export const ordersProcessor: Processor<Order> = {
           _offset: version,
         });
       }
-      states.set(key, { p: partition, o: version, lines: Math.max(s.lines, o.line_items.length), c: next });
+      states.set(key, { p: d.position.partition, o: version, lines: Math.max(s.lines, o.line_items.length), c: next });
       changed.add(key);
     }
 

@@ -10,7 +10,7 @@
 // tables' sort keys begin with `store_id, <time>`, so only the granules holding them are read), values as
 // server-side parameters.
 //
-// Rows at or after the chunk's first offset in its partition are left out: they were written by an
+// Rows at or after the chunk's first offset in any of its partitions are left out: they were written by an
 // earlier attempt of this very chunk (a crash between its writes and its state save), and counting them
 // as applied would skip what that attempt may not have finished writing. Left out, the re-read chunk sees
 // the state its first attempt saw, and reproduces the same rows and dedup tokens.
@@ -34,16 +34,18 @@ export interface LedgerEntry {
   rows: Record<string, string>[];
 }
 
-/** `<store_id>:<id>` → the id's latest rows before `before`; ids the ledger does not hold are absent. */
+/** `<store_id>:<id>` → the id's latest rows before the chunk (`before`: its first offset per partition);
+ *  ids the ledger does not hold are absent. */
 export async function readLedger(
   db: Db,
   table: string,
   spec: ProcessorLedger,
   items: LedgerLookup[],
-  before: { partition: number; offset: bigint },
+  before: ReadonlyMap<number, bigint>,
 ): Promise<Map<string, LedgerEntry>> {
   const out = new Map<string, LedgerEntry>();
   if (items.length === 0) return out;
+  if (before.size === 0) throw new Error('ledger lookup: a chunk without a partition');
   const columns = spec.columns ?? [];
   for (const c of [table, spec.idColumn, spec.timeColumn, ...columns]) assertIdentifier(c);
   const times = items.map((i) => Date.parse(i.time));
@@ -55,15 +57,19 @@ export async function readLedger(
      FROM ${table}
      WHERE store_id IN {stores:Array(String)} AND ${spec.idColumn} IN {ids:Array(String)}
        AND ${spec.timeColumn} IN {times:Array(DateTime64(3, 'UTC'))}
-       AND NOT (_partition = {p:UInt32} AND _offset >= {o:UInt64})`,
+       AND NOT (${[...before.keys()].map((_, k) => `(_partition = {p${k}:UInt32} AND _offset >= {o${k}:UInt64})`).join(' OR ')})`,
     {
       stores: [...new Set(items.map((i) => i.store_id))],
       ids: [...new Set(items.map((i) => i.id))],
       // the exact times (milliseconds, as the column keeps them): the sort key's second column narrows the
       // read to the granules holding them
       times: [...new Set(times)].map(chTime),
-      p: before.partition,
-      o: before.offset.toString(),
+      ...Object.fromEntries(
+        [...before].flatMap(([p, o], k) => [
+          [`p${k}`, p],
+          [`o${k}`, o.toString()],
+        ]),
+      ),
     },
   );
   const wanted = new Set(items.map((i) => `${i.store_id}:${i.id}`));

@@ -1,6 +1,9 @@
 // The consumer runtime: runs one processor over its topic with the delivery rules of DESIGN §4.
 //
-// Per fetched partition batch, in offset order, for each chunk of at most `maxBatchMessages`:
+// A fetch whose partitions hold few messages altogether (a trickle) is one chunk of all of them: one insert
+// per table instead of one per table and partition (journal.ts keeps such a chunk's messages, so a re-read
+// rebuilds it whole). Otherwise, per fetched partition batch, in offset order, for each chunk of at most
+// `maxBatchMessages`:
 //   1. the chunk's [first, last] is cut at a boundary recorded in the batch journal when one exists
 //      (a retry after a crash reproduces the lost attempt exactly), then recorded;
 //   2. decode (Confluent framing + Avro via the registry) and validate (zod); failures go to
@@ -11,7 +14,8 @@
 //   4. the processor turns the rest into rows per table (keyed state Redis has no record of is read back
 //      from the processor's ledger as it stood before the chunk: `ctx.ledgerRows`, ledger.ts);
 //   5. each table is written with insert_deduplication_token `${topic}/${partition}/${first}-${last}`
-//      (plus `/${table}` when the processor writes several tables); a failing write is retried until it
+//      (a multi-partition chunk: `${topic}/${chunk id}`, journal.ts chunkId), plus `/${table}` when the
+//      processor writes several tables; a failing write is retried until it
 //      succeeds (withRetry: the partition waits, nothing is dead-lettered or committed meanwhile);
 //   6. the processor's after-write hook runs (state saves, notifications);
 //   7. only then the offset `last + 1` is resolved and committed.
@@ -21,7 +25,7 @@
 import type { TopicKey } from '../../schemas/topics.ts';
 import { dlqTopic } from '../../schemas/topics.ts';
 import { Claims } from './claims.ts';
-import { BatchJournal } from './journal.ts';
+import { BatchJournal, type ChunkPart, chunkId } from './journal.ts';
 import { readLedger } from './ledger.ts';
 import { streamMetrics } from './metrics.ts';
 import { timeSlicer } from './util.ts';
@@ -132,7 +136,7 @@ export class ProcessorRunner<T> {
       maxBytesPerPartition: this.opts.maxBatchBytes,
       sessionTimeoutMs: this.sessionTimeoutMs,
     });
-    await this.client.start((batch) => this.track(this.onBatch(batch)));
+    await this.client.startFetches((batches) => this.track(this.onFetch(batches)));
     // the lag of every partition of the topic, whether this member fetches it or not: a partition nobody
     // consumes (a stalled or leaked member holding it) shows its backlog instead of the last value set
     // after a commit
@@ -236,18 +240,19 @@ export class ProcessorRunner<T> {
     }
   }
 
-  private async onBatch(batch: SourceBatch): Promise<void> {
-    // the group membership is kept alive while the batch is worked on, however long one stage takes (a
+  private async onFetch(batches: SourceBatch[]): Promise<void> {
+    // the group membership is kept alive while the fetch is worked on, however long one stage takes (a
     // processor fetching images, a large chunk's inserts, a write retried until the engine is back): a
     // member that sends no heartbeat for the session timeout is expired, its commit refused and its chunk
     // read again by the next member. kafkajs sends a heartbeat only once its interval has passed, so
-    // asking often costs nothing.
+    // asking often costs nothing (any batch's heartbeat is the member's).
     const keeper = setInterval(
-      () => void batch.heartbeat().catch(() => {}),
+      () => void batches[0].heartbeat().catch(() => {}),
       Math.max(100, Math.floor(this.sessionTimeoutMs / 10)),
     );
     try {
-      await this.consumeBatch(batch);
+      if (await this.consumeAsOneChunk(batches)) return;
+      await inParallel(batches, PARTITIONS_IN_PARALLEL, (batch) => this.consumeBatch(batch));
     } finally {
       clearInterval(keeper);
     }
@@ -255,6 +260,57 @@ export class ProcessorRunner<T> {
 
   private get sessionTimeoutMs(): number {
     return this.opts.sessionTimeoutMs ?? 30_000;
+  }
+
+  /**
+   * A fetch of several partitions with few messages altogether (a trickle spread over the partitions by
+   * key) is written as one chunk: one insert per table, not one per table and partition — each insert
+   * costs the engine milliseconds however few its rows. The chunk is journaled in every one of its
+   * partitions with its messages (journal.ts), so whichever partition a re-read meets it in, and whoever
+   * owns the others by then, the same chunk is rebuilt under the same tokens. False when the fetch is
+   * not such a one (then each partition is its own run of chunks, as a re-read of a journaled chunk is).
+   */
+  private async consumeAsOneChunk(batches: SourceBatch[]): Promise<boolean> {
+    if (batches.length < 2 || this.opts.replay || this.opts.stopAt) return false;
+    let messages = 0;
+    let bytes = 0;
+    for (const b of batches) {
+      messages += b.messages.length;
+      for (const m of b.messages) bytes += (m.value?.length ?? 0) + (m.key?.length ?? 0);
+    }
+    if (messages > Math.min(this.opts.maxBatchMessages, ONE_CHUNK_MAX_MESSAGES) || bytes > ONE_CHUNK_MAX_BYTES)
+      return false;
+    const topic = batches[0].topic;
+    const tj = performance.now();
+    if (!this.stats.firstChunkAt) this.stats.firstChunkAt = tj;
+    const parts: ChunkPart[] = batches.map((b) => ({
+      partition: b.partition,
+      first: BigInt(b.messages[0].offset),
+      last: BigInt(b.messages[b.messages.length - 1].offset),
+      messages: b.messages,
+    }));
+    const recorded = await this.journal.recordedMany(topic, parts);
+    // a re-read: each partition follows its own journal
+    if (recorded.some((r) => r !== undefined)) return false;
+    const active = () => !this.stopped && !this.paused && batches.every((b) => b.isActive());
+    if (!active()) return true;
+    const id = chunkId(parts);
+    await this.journal.beginChunk(topic, id, parts, this.positions);
+    this.stats.add('journal', performance.now() - tj);
+    const t0 = performance.now();
+    try {
+      await this.processChunk(topic, parts, `${topic}/${id}`, active);
+    } catch (err) {
+      if (!(err instanceof WriteAbandoned)) throw err;
+      this.logger.info({ chunk: id }, err.message);
+      return true;
+    }
+    await this.journal.chunkWritten(topic, id);
+    const byPartition = new Map(batches.map((b) => [b.partition, b]));
+    await Promise.all(parts.map((p) => this.commit(byPartition.get(p.partition) as SourceBatch, p.last)));
+    await this.journal.chunkCommitted(topic, id);
+    this.chunkDone(parts, messages, t0);
+    return true;
   }
 
   private async consumeBatch(batch: SourceBatch): Promise<void> {
@@ -265,6 +321,7 @@ export class ProcessorRunner<T> {
     let i = 0;
     while (i < msgs.length) {
       if (this.stopped || this.paused || !batch.isActive()) return;
+      const active = () => !this.stopped && !this.paused && batch.isActive();
       const first = BigInt(msgs[i].offset);
       // a backlog longer than one chunk is cut into equal chunks (10,800 → 2 × 5,400, not 10,000 + 800:
       // every chunk pays the same fixed cost of one insert per table)
@@ -272,15 +329,23 @@ export class ProcessorRunner<T> {
       let end = i + Math.ceil(remaining / Math.ceil(remaining / this.opts.maxBatchMessages));
       const tj = performance.now();
       if (!this.stats.firstChunkAt) this.stats.firstChunkAt = tj;
-      const recorded = await this.journal.recordedEnd(topic, partition, first);
+      const recorded = await this.journal.recorded(topic, partition, first);
+      if (recorded?.chunk !== undefined) {
+        // a chunk of several partitions, begun and not committed here: rebuilt whole from its journaled
+        // messages, this partition committed past its part
+        const last = await this.consumeJournaledChunk(batch, recorded.chunk, recorded.last, active);
+        if (last === undefined) return;
+        while (i < msgs.length && BigInt(msgs[i].offset) <= last) i++;
+        continue;
+      }
       if (recorded !== undefined) {
         // reproduce the boundaries of an attempt that was begun but not committed
         let j = i;
-        while (j < msgs.length && BigInt(msgs[j].offset) <= recorded) j++;
-        if (BigInt(msgs[j - 1].offset) < recorded && j === msgs.length) {
+        while (j < msgs.length && BigInt(msgs[j].offset) <= recorded.last) j++;
+        if (BigInt(msgs[j - 1].offset) < recorded.last && j === msgs.length) {
           // this fetch ended before the recorded end: fetch again from `first` (nothing resolved)
           this.logger.debug(
-            { partition, first: String(first), recorded: String(recorded) },
+            { partition, first: String(first), recorded: String(recorded.last) },
             'waiting for the journaled batch end',
           );
           await new Promise((r) => setTimeout(r, 50));
@@ -296,37 +361,16 @@ export class ProcessorRunner<T> {
         await this.journal.begin(topic, partition, first, last, this.positions.get(partition));
       const t0 = performance.now();
       this.stats.add('journal', t0 - tj);
+      const part: ChunkPart = { partition, first, last, messages: chunk };
       try {
-        await this.processChunk(batch, chunk, first, last);
+        await this.processChunk(topic, [part], `${topic}/${partition}/${first}-${last}`, active);
       } catch (err) {
         if (!(err instanceof WriteAbandoned)) throw err;
         this.logger.info({ partition, first: String(first), last: String(last) }, err.message);
         return;
       }
-      const tc = performance.now();
-      batch.resolve(last.toString());
-      await batch.commit((last + 1n).toString());
-      this.stats.add('commit', performance.now() - tc);
-      this.stats.chunk(chunk.length, msgs.length);
-      this.positions.set(partition, last + 1n);
-      const hw = BigInt(batch.highWatermark);
-      streamMetrics.lag.set(
-        { processor: this.processor.name, mode: this.mode, topic, partition: String(partition) },
-        Number(hw > last ? hw - last - 1n : 0n),
-      );
-      streamMetrics.batchSize.observe({ processor: this.processor.name, mode: this.mode }, chunk.length);
-      streamMetrics.batchSeconds.observe(
-        { processor: this.processor.name, mode: this.mode },
-        (performance.now() - t0) / 1000,
-      );
-      const newest = Number(chunk[chunk.length - 1].timestamp);
-      if (Number.isFinite(newest) && !this.opts.replay) {
-        streamMetrics.freshness.observe(
-          { processor: this.processor.name, mode: this.mode },
-          Math.max(0, Date.now() - newest) / 1000,
-        );
-      }
-      this.checkDone();
+      await this.commit(batch, last);
+      this.chunkDone([part], msgs.length, t0);
       i = end;
     }
     // everything below the stop offset is written: the partition is done even if offsets had gaps
@@ -341,12 +385,128 @@ export class ProcessorRunner<T> {
     }
   }
 
-  private async processChunk(batch: SourceBatch, chunk: SourceMessage[], first: bigint, last: bigint) {
+  /**
+   * A re-read met a journaled chunk of several partitions in `batch`'s partition (journal.ts). Its leader
+   * (the chunk's lowest partition) writes it again from its kept messages — its tokens drop what the
+   * first attempt wrote — and marks it written; any other partition of it is committed past its part
+   * once it is marked, and waits until then. Returns this partition's last offset in the chunk, undefined
+   * when nothing was committed (abandoned, or waiting for the leader).
+   */
+  private async consumeJournaledChunk(
+    batch: SourceBatch,
+    id: string,
+    recordedLast: bigint,
+    active: () => boolean,
+  ): Promise<bigint | undefined> {
     const { topic, partition } = batch;
+    const t0 = performance.now();
+    const chunk = await this.journal.chunk(topic, id);
+    if (!chunk) return this.consumeOrphanPart(batch, id, recordedLast, active);
+    const mine = chunk.parts.find((p) => p.partition === partition);
+    if (!mine) throw new Error(`journaled chunk ${id} has no part in partition ${partition}`);
+    const leader = Math.min(...chunk.parts.map((p) => p.partition));
+    if (!chunk.written) {
+      if (partition !== leader) {
+        // the leader's member writes it: fetch this partition again later (nothing resolved)
+        this.logger.debug({ partition, chunk: id }, 'waiting for the leader of a journaled chunk');
+        await this.sleep(200);
+        return undefined;
+      }
+      try {
+        await this.processChunk(topic, chunk.parts, `${topic}/${id}`, active);
+      } catch (err) {
+        if (!(err instanceof WriteAbandoned)) throw err;
+        this.logger.info({ partition, chunk: id }, err.message);
+        return undefined;
+      }
+      await this.journal.chunkWritten(topic, id);
+    }
+    if (!active()) return undefined;
+    await this.commit(batch, mine.last);
+    this.chunkDone([mine], batch.messages.length, t0);
+    return mine.last;
+  }
+
+  /**
+   * A journaled chunk of several partitions whose kept messages are gone (Redis lost them, or they
+   * expired): this partition's part is written on its own from the fetch, cut at the recorded boundary. A
+   * table the lost attempt had written then holds these rows twice — the journal's own loss, as for a
+   * single partition's chunk whose boundary is forgotten.
+   */
+  private async consumeOrphanPart(
+    batch: SourceBatch,
+    id: string,
+    last: bigint,
+    active: () => boolean,
+  ): Promise<bigint | undefined> {
+    const { topic, partition } = batch;
+    const msgs = batch.messages.filter((m) => BigInt(m.offset) <= last);
+    if (msgs.length === 0 || BigInt(msgs[msgs.length - 1].offset) < last) {
+      // this fetch ended before the recorded end: fetch again (nothing resolved)
+      await this.sleep(50);
+      return undefined;
+    }
+    this.logger.warn(
+      { partition, chunk: id },
+      'a journaled chunk of several partitions has no kept messages: its part in this partition is written alone',
+    );
+    const t0 = performance.now();
+    const part: ChunkPart = { partition, first: BigInt(msgs[0].offset), last, messages: msgs };
+    await this.journal.begin(topic, partition, part.first, last, this.positions.get(partition));
+    try {
+      await this.processChunk(topic, [part], `${topic}/${partition}/${part.first}-${last}`, active);
+    } catch (err) {
+      if (!(err instanceof WriteAbandoned)) throw err;
+      this.logger.info({ partition, chunk: id }, err.message);
+      return undefined;
+    }
+    await this.commit(batch, last);
+    this.chunkDone([part], batch.messages.length, t0);
+    return last;
+  }
+
+  /** resolve and commit a partition past `last` */
+  private async commit(batch: SourceBatch, last: bigint): Promise<void> {
+    const tc = performance.now();
+    batch.resolve(last.toString());
+    await batch.commit((last + 1n).toString());
+    this.stats.add('commit', performance.now() - tc);
+    this.positions.set(batch.partition, last + 1n);
+    const hw = BigInt(batch.highWatermark);
+    streamMetrics.lag.set(
+      { processor: this.processor.name, mode: this.mode, topic: batch.topic, partition: String(batch.partition) },
+      Number(hw > last ? hw - last - 1n : 0n),
+    );
+  }
+
+  /** a chunk is committed: its metrics, and the waiters of a replay's stop offsets */
+  private chunkDone(parts: ChunkPart[], fetched: number, t0: number): void {
+    const messages = parts.reduce((n, p) => n + p.messages.length, 0);
+    this.stats.chunk(messages, fetched);
+    const labels = { processor: this.processor.name, mode: this.mode };
+    streamMetrics.batchSize.observe(labels, messages);
+    streamMetrics.batchSeconds.observe(labels, (performance.now() - t0) / 1000);
+    let newest = Number.NEGATIVE_INFINITY;
+    for (const p of parts) {
+      const t = Number(p.messages[p.messages.length - 1]?.timestamp);
+      if (t > newest) newest = t;
+    }
+    if (Number.isFinite(newest) && !this.opts.replay) {
+      streamMetrics.freshness.observe(labels, Math.max(0, Date.now() - newest) / 1000);
+    }
+    this.checkDone();
+  }
+
+  /**
+   * Decode, validate, deduplicate, transform and write one chunk (the messages of `parts`, each part one
+   * partition's run), under the insert tokens `${token}[/${table}]`. `active` false makes a failing write
+   * give up (WriteAbandoned).
+   */
+  private async processChunk(topic: string, parts: ChunkPart[], token: string, active: () => boolean) {
     const name = this.processor.name;
     const decoded: Decoded<T>[] = [];
     const dlq: DlqRecord[] = [];
-    const toDlq = (m: SourceMessage, kind: string, reason: string) => {
+    const toDlq = (m: SourceMessage, partition: number, kind: string, reason: string) => {
       streamMetrics.dlq.inc({ processor: name, mode: this.mode, reason: kind });
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(m.headers)) if (v !== undefined) headers[k] = v.toString();
@@ -366,40 +526,42 @@ export class ProcessorRunner<T> {
       this.stats.add(stage, now - t);
       t = now;
     };
-    for (const m of chunk) {
-      // a large chunk decodes for long: let the read API's requests in between (single-node mode)
-      const pause = this.ctx.slice();
-      if (pause) await pause;
-      const position = { topic, partition, offset: BigInt(m.offset) };
-      if (!m.value || m.value.length === 0) {
-        // a tombstone: a processor that knows deletes turns its key into a value, else it is poison
-        if (!this.processor.parseTombstone) {
-          toDlq(m, 'empty', 'message has no value');
+    for (const { partition, messages } of parts) {
+      for (const m of messages) {
+        // a large chunk decodes for long: let the read API's requests in between (single-node mode)
+        const pause = this.ctx.slice();
+        if (pause) await pause;
+        const position = { topic, partition, offset: BigInt(m.offset) };
+        if (!m.value || m.value.length === 0) {
+          // a tombstone: a processor that knows deletes turns its key into a value, else it is poison
+          if (!this.processor.parseTombstone) {
+            toDlq(m, partition, 'empty', 'message has no value');
+            continue;
+          }
+          const parsed = this.processor.parseTombstone(m.key);
+          if (!parsed.ok) {
+            toDlq(m, partition, 'invalid', `tombstone: ${parsed.reason}`);
+            continue;
+          }
+          decoded.push({ value: parsed.value, position, brokerTime: Number(m.timestamp), tombstone: true });
           continue;
         }
-        const parsed = this.processor.parseTombstone(m.key);
+        let raw: unknown;
+        try {
+          raw = this.deps.decoder.decode(m.value, topic);
+          if (raw instanceof Promise) raw = await raw;
+        } catch (err) {
+          if (!(err instanceof UndecodableError)) throw err; // transient: retry the chunk, never DLQ good data
+          toDlq(m, partition, 'undecodable', err.message);
+          continue;
+        }
+        const parsed = this.processor.parse(raw);
         if (!parsed.ok) {
-          toDlq(m, 'invalid', `tombstone: ${parsed.reason}`);
+          toDlq(m, partition, 'invalid', parsed.reason);
           continue;
         }
-        decoded.push({ value: parsed.value, position, brokerTime: Number(m.timestamp), tombstone: true });
-        continue;
+        decoded.push({ value: parsed.value, position, brokerTime: Number(m.timestamp) });
       }
-      let raw: unknown;
-      try {
-        raw = this.deps.decoder.decode(m.value, topic);
-        if (raw instanceof Promise) raw = await raw;
-      } catch (err) {
-        if (!(err instanceof UndecodableError)) throw err; // transient: retry the chunk, never DLQ good data
-        toDlq(m, 'undecodable', err.message);
-        continue;
-      }
-      const parsed = this.processor.parse(raw);
-      if (!parsed.ok) {
-        toDlq(m, 'invalid', parsed.reason);
-        continue;
-      }
-      decoded.push({ value: parsed.value, position, brokerTime: Number(m.timestamp) });
     }
 
     lap('decode');
@@ -412,7 +574,10 @@ export class ProcessorRunner<T> {
       const claimed = withKey.filter((x) => x.key !== undefined);
       const owners = await this.claims.claim(
         topic,
-        claimed.map((x) => ({ key: x.key as string, position: `${topic}/${partition}/${x.d.position.offset}` })),
+        claimed.map((x) => ({
+          key: x.key as string,
+          position: `${topic}/${x.d.position.partition}/${x.d.position.offset}`,
+        })),
       );
       const dup = new Set(claimed.filter((_, k) => !owners[k]).map((x) => x.d));
       kept = decoded.filter((d) => !dup.has(d));
@@ -420,16 +585,11 @@ export class ProcessorRunner<T> {
     }
 
     lap('claims');
+    const where = chunkWhere(parts);
     if (dlq.length) {
       await this.deps.dlq.send(dlq);
       this.logger.warn(
-        {
-          partition,
-          first: String(first),
-          last: String(last),
-          count: dlq.length,
-          reason: dlq[0].headers['x-dlq-reason'],
-        },
+        { ...where.fields, count: dlq.length, reason: dlq[0].headers['x-dlq-reason'] },
         'messages sent to the DLQ',
       );
     }
@@ -437,30 +597,29 @@ export class ProcessorRunner<T> {
     lap('dlq');
     // keyed state Redis forgot is read back from the ledger as it was before this chunk (runtime/ledger.ts)
     const ledger = this.processor.ledger;
+    const before = new Map(parts.map((p) => [p.partition, p.first]));
     const ctx: ProcessContext = ledger
       ? {
           ...this.ctx,
-          ledgerRows: (items) =>
-            readLedger(this.deps.db, this.ctx.table(ledger.table), ledger, items, { partition, offset: first }),
+          ledgerRows: (items) => readLedger(this.deps.db, this.ctx.table(ledger.table), ledger, items, before),
         }
       : this.ctx;
-    const result = kept.length ? await this.processor.process(kept, ctx, partition) : { writes: [] };
+    const result = kept.length ? await this.processor.process(kept, ctx) : { writes: [] };
     lap('process');
     const multi = this.processor.tables.written.length > 1;
     for (const w of result.writes) {
       if (w.rows.length === 0) continue;
-      const token = `${topic}/${partition}/${first}-${last}${multi ? `/${w.table}` : ''}`;
-      await this.withRetry(() => this.deps.db.insert(this.ctx.table(w.table), w.rows, { dedupToken: token }), {
-        batch,
-        first,
-        last,
+      const dedupToken = `${token}${multi ? `/${w.table}` : ''}`;
+      await this.withRetry(() => this.deps.db.insert(this.ctx.table(w.table), w.rows, { dedupToken }), {
+        active,
+        where,
         table: w.table,
       });
       streamMetrics.rows.inc({ processor: name, mode: this.mode, table: w.table }, w.rows.length);
       lap(`insert ${w.table}`);
       this.stats.rows.set(w.table, (this.stats.rows.get(w.table) ?? 0) + w.rows.length);
     }
-    if (result.afterWrite) await this.withRetry(result.afterWrite, { batch, first, last, table: 'afterWrite' });
+    if (result.afterWrite) await this.withRetry(result.afterWrite, { active, where, table: 'afterWrite' });
     lap('afterWrite');
     streamMetrics.messages.inc({ processor: name, mode: this.mode, outcome: 'written' }, kept.length);
     if (dlq.length) streamMetrics.messages.inc({ processor: name, mode: this.mode, outcome: 'dlq' }, dlq.length);
@@ -470,7 +629,7 @@ export class ProcessorRunner<T> {
    * A write (ClickHouse insert, after-write hook) is retried until it succeeds: a failing engine (down,
    * out of disk, refusing inserts) is never the messages' fault, so nothing is dead-lettered, skipped or
    * committed meanwhile. The partition's consumption waits on this chunk (its batch is not resolved), the
-   * consumer keeps its group membership (onBatch's heartbeats), `stream_write_retries_total` counts the attempts,
+   * consumer keeps its group membership (onFetch's heartbeats), `stream_write_retries_total` counts the attempts,
    * `stream_writes_failing` shows the waiting partitions and `stream_consumer_lag` the backlog (refreshed
    * from the broker while waiting). Back-off doubles from 200 ms to RETRY_MAX_MS. Once the write succeeds
    * the chunk goes on (its already written tables are dropped by their tokens) and the backlog follows.
@@ -478,7 +637,7 @@ export class ProcessorRunner<T> {
    * boundaries (journal).
    */
   private async withRetry(fn: () => Promise<void>, what: WriteTarget): Promise<void> {
-    const { batch, first, last, table } = what;
+    const { active, where, table } = what;
     const labels = { processor: this.processor.name, mode: this.mode };
     let failingSince = 0;
     for (let attempt = 1; ; attempt++) {
@@ -489,9 +648,7 @@ export class ProcessorRunner<T> {
           this.logger.warn(
             {
               table,
-              partition: batch.partition,
-              first: String(first),
-              last: String(last),
+              ...where.fields,
               attempts: attempt,
               failedForMs: Math.round(performance.now() - failingSince),
             },
@@ -504,7 +661,7 @@ export class ProcessorRunner<T> {
           failingSince = performance.now();
           streamMetrics.writesFailing.inc(labels);
         }
-        const abandon = this.stopped || this.paused || !batch.isActive();
+        const abandon = !active();
         if (abandon) {
           streamMetrics.writesFailing.dec(labels);
           throw new WriteAbandoned(err);
@@ -517,13 +674,11 @@ export class ProcessorRunner<T> {
             {
               err: (err as Error).message,
               table,
-              partition: batch.partition,
-              first: String(first),
-              last: String(last),
+              ...where.fields,
               attempt,
               retryInMs: delay,
             },
-            `write to ${table} failed: consumption of partition ${batch.partition} paused, nothing committed; retrying until it succeeds`,
+            `write to ${table} failed: consumption of ${where.label} paused, nothing committed; retrying until it succeeds`,
           );
         }
         await this.refreshLag().catch(() => {});
@@ -574,11 +729,51 @@ export class ProcessorRunner<T> {
 }
 
 interface WriteTarget {
-  batch: SourceBatch;
-  first: bigint;
-  last: bigint;
+  /** false once the chunk must be given up (stopping, pausing, a partition revoked) */
+  active: () => boolean;
+  where: ChunkWhere;
   /** the table written, or `afterWrite` */
   table: string;
+}
+
+/** A chunk in the logs: its partition and offsets, or its partitions and id. */
+interface ChunkWhere {
+  fields: Record<string, unknown>;
+  /** `partition 3`, `partitions 0, 3` */
+  label: string;
+}
+
+function chunkWhere(parts: readonly ChunkPart[]): ChunkWhere {
+  if (parts.length === 1) {
+    const [p] = parts;
+    return {
+      fields: { partition: p.partition, first: String(p.first), last: String(p.last) },
+      label: `partition ${p.partition}`,
+    };
+  }
+  return {
+    fields: { partitions: parts.map((p) => p.partition), chunk: chunkId(parts) },
+    label: `partitions ${parts.map((p) => p.partition).join(', ')}`,
+  };
+}
+
+/** partition batches handled at the same time (one decodes and deduplicates while another writes; chDB
+ *  runs one statement at a time) */
+const PARTITIONS_IN_PARALLEL = 3;
+
+/** the largest fetch written as one chunk of its partitions (its messages are kept in Redis until committed) */
+const ONE_CHUNK_MAX_MESSAGES = 1_000;
+const ONE_CHUNK_MAX_BYTES = 1024 * 1024;
+
+/** `fn` over `items`, at most `limit` at a time; settles them all before it rejects with the first error */
+async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const run = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, run));
+  const failed = results.find((r) => r.status === 'rejected');
+  if (failed) throw (failed as PromiseRejectedResult).reason;
 }
 
 /** A failing write given up because the runner stops or pauses, or the partition was revoked (nothing committed). */

@@ -131,8 +131,9 @@ export interface Processor<T> {
    *  consulted only where Redis lost what it knew: its dedup claims (streams/runtime/claims.ts), so a
    *  client retry still counts once, and keyed state it has no record of (`ctx.ledgerRows`) */
   ledger?: ProcessorLedger;
-  /** turn one batch (duplicates removed) into rows */
-  process(batch: Decoded<T>[], ctx: ProcessContext, partition: number): Promise<ProcessResult>;
+  /** turn one chunk (duplicates removed) into rows; a chunk may hold several partitions' messages, each
+   *  in its partition's order (`position`), so per-key state must follow each message's own partition */
+  process(batch: Decoded<T>[], ctx: ProcessContext): Promise<ProcessResult>;
 }
 
 /** A value that can never be decoded (bad framing, bad Avro, unknown schema id): goes to the DLQ.

@@ -241,7 +241,7 @@ describe('metaobject projection', () => {
       });
       offset++;
     }
-    const result = await p.process(batch as never, {} as never, 0);
+    const result = await p.process(batch as never, {} as never);
     for (const w of result.writes)
       await db.insert(w.table, w.rows, { dedupToken: `metaobjects/0/${first}-${offset - 1n}/${w.table}` });
   }

@@ -83,7 +83,7 @@ async function deliver(
     next++;
   }
   if (opts.replayFrom === undefined) offsets.set(topic, next);
-  const result = await p.process(batch as never, {} as never, 0);
+  const result = await p.process(batch as never, {} as never);
   const token = `${topic}/0/${first}-${next - 1n}`;
   for (const w of result.writes) await db.insert(w.table, w.rows, { dedupToken: `${token}/${w.table}` });
   return token;

@@ -100,7 +100,7 @@ describe('demo swatches through the projection', () => {
         tombstone: false,
       }),
     );
-    const result = await catalogMetaobjectsProcessor.process(batch as never, {} as never, 0);
+    const result = await catalogMetaobjectsProcessor.process(batch as never, {} as never);
     for (const w of result.writes) await db.insert(w.table, w.rows, { dedupToken: `demo-swatches/${w.table}` });
 
     const all = await allMetaobjects(db, STORE_ID, { type: 'shopify--color-pattern' });

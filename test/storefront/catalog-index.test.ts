@@ -68,7 +68,7 @@ async function deliver(topic: CatalogTopicKey, values: unknown[]): Promise<void>
     return { value: parsed.value, position: { topic, partition: 0, offset: offset++ }, brokerTime: Date.now() };
   });
   const ctx = { db, redis: pub, logger, replay: false } as Partial<ProcessContext> as ProcessContext;
-  const result = await p.process(batch as never, ctx, 0);
+  const result = await p.process(batch as never, ctx);
   for (const w of result.writes) await db.insert(w.table, w.rows, { dedupToken: `${topic}/${offset}/${w.table}` });
   await result.afterWrite?.();
 }

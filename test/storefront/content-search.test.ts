@@ -46,7 +46,7 @@ async function deliver(store: string, items: { type: 'article' | 'page'; raw: Re
       brokerTime: Date.now(),
     };
   });
-  const r = await catalogContentProcessor.process(batch as never, {} as never, 0);
+  const r = await catalogContentProcessor.process(batch as never, {} as never);
   for (const w of r.writes) await db.insert(w.table, w.rows);
 }
 

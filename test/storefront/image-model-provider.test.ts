@@ -137,10 +137,10 @@ async function deliver(list: [number, string, string[]][]): Promise<Record<strin
         brokerTime: Date.now(),
       };
     });
-  const projected = await catalogProductsProcessor.process(batch(catalogProductsProcessor), {} as never, 0);
+  const projected = await catalogProductsProcessor.process(batch(catalogProductsProcessor), {} as never);
   for (const w of projected.writes) await db.insert(w.table, w.rows);
   const c = ctx();
-  const described = await imagesProductsProcessor.process(batch(imagesProductsProcessor), c, 0);
+  const described = await imagesProductsProcessor.process(batch(imagesProductsProcessor), c);
   for (const w of described.writes) await db.insert(w.table, w.rows);
   await described.afterWrite?.();
   c.redis.disconnect();

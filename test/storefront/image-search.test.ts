@@ -119,11 +119,11 @@ async function deliver(store: string, list: [number, string, string[]][]) {
         brokerTime: Date.now(),
       };
     });
-  const projected = await catalogProductsProcessor.process(batch(catalogProductsProcessor), {} as never, 0);
+  const projected = await catalogProductsProcessor.process(batch(catalogProductsProcessor), {} as never);
   for (const w of projected.writes) await db.insert(w.table, w.rows);
   const c = ctx();
   const started = Date.now();
-  const described = await imagesProductsProcessor.process(batch(imagesProductsProcessor), c, 0);
+  const described = await imagesProductsProcessor.process(batch(imagesProductsProcessor), c);
   const ms = Date.now() - started;
   for (const w of described.writes) await db.insert(w.table, w.rows);
   await described.afterWrite?.();
@@ -336,7 +336,6 @@ describe('POST /search/image', () => {
         },
       ],
       c,
-      0,
     );
     expect(r.writes[0].rows[0]).toMatchObject({ item_id: '10', is_deleted: 1, image_srcs: [] });
     for (const w of r.writes) await db.insert(w.table, w.rows);

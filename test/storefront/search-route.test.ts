@@ -94,7 +94,7 @@ async function deliver() {
       brokerTime: Date.now(),
     };
   });
-  const projected = await catalogProductsProcessor.process(batch, {} as never, 0);
+  const projected = await catalogProductsProcessor.process(batch, {} as never);
   for (const w of projected.writes) await db.insert(w.table, w.rows);
 }
 

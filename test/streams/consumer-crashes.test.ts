@@ -32,25 +32,35 @@ function faulty(real: ConsumerClientFactory, faults: Faults): ConsumerClientFact
   return (opts) => {
     // several partitions at once, so one batch can be in flight while another one crashes the consumer
     const client = real({ ...opts, partitionsConsumedConcurrently: 3 });
+    const fault = async (batch: SourceBatch) => {
+      if (faults.holdOne) {
+        faults.holdOne = false;
+        await new Promise<void>((r) => {
+          faults.held = r;
+        });
+        throw connectionLost();
+      }
+      if (faults.crashes > 0) {
+        faults.crashes--;
+        throw connectionLost();
+      }
+      while (faults.stall === batch.partition && batch.isActive()) {
+        await batch.heartbeat();
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
     const wrapped: ConsumerClient = {
       start: (onBatch) =>
         client.start(async (batch: SourceBatch) => {
-          if (faults.holdOne) {
-            faults.holdOne = false;
-            await new Promise<void>((r) => {
-              faults.held = r;
-            });
-            throw connectionLost();
-          }
-          if (faults.crashes > 0) {
-            faults.crashes--;
-            throw connectionLost();
-          }
-          while (faults.stall === batch.partition && batch.isActive()) {
-            await batch.heartbeat();
-            await new Promise((r) => setTimeout(r, 200));
-          }
+          await fault(batch);
           await onBatch(batch);
+        }),
+      // one batch at a time, three partitions at once (so one batch can be held while others crash the
+      // consumer): each is handed to the runtime as a fetch of its own
+      startFetches: (onFetch) =>
+        client.start(async (batch: SourceBatch) => {
+          await fault(batch);
+          await onFetch([batch]);
         }),
       stop: () => client.stop(),
       pause: () => client.pause(),

@@ -6,7 +6,7 @@
 // (same boundaries, same insert_deduplication_token), or the aggregates fed by materialized views count
 // them twice while events_raw, a ReplacingMergeTree keyed by event_id, hides it once merged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConsumerClient, ConsumerClientFactory } from '../../services/common/kafka/client.ts';
+import type { ConsumerClient, ConsumerClientFactory, SourceBatch } from '../../services/common/kafka/client.ts';
 import { enrichedEvent, produce, type StreamsHarness, startStreamsHarness, waitCaughtUp } from './helpers.ts';
 
 const STORE = 'store-failed-commits';
@@ -31,23 +31,22 @@ function views(round: number) {
 function commitsFailingWhile(real: ConsumerClientFactory, state: { failing: boolean; failed: number }) {
   return ((opts) => {
     const client = real(opts);
+    const failing = (batch: SourceBatch): SourceBatch => ({
+      ...batch,
+      resolve: (offset) => batch.resolve(offset),
+      isActive: () => batch.isActive(),
+      heartbeat: () => batch.heartbeat(),
+      commit: async (next) => {
+        if (state.failing) {
+          state.failed++;
+          throw new Error('This is not the correct coordinator for this group (NOT_COORDINATOR)');
+        }
+        await batch.commit(next);
+      },
+    });
     const wrapped: ConsumerClient = {
-      start: (onBatch) =>
-        client.start((batch) =>
-          onBatch({
-            ...batch,
-            resolve: (offset) => batch.resolve(offset),
-            isActive: () => batch.isActive(),
-            heartbeat: () => batch.heartbeat(),
-            commit: async (next) => {
-              if (state.failing) {
-                state.failed++;
-                throw new Error('This is not the correct coordinator for this group (NOT_COORDINATOR)');
-              }
-              await batch.commit(next);
-            },
-          }),
-        ),
+      start: (onBatch) => client.start((batch) => onBatch(failing(batch))),
+      startFetches: (onFetch) => client.startFetches((batches) => onFetch(batches.map(failing))),
       stop: () => client.stop(),
       pause: () => client.pause(),
       resume: () => client.resume(),

@@ -18,10 +18,10 @@ describe('a chunk that takes longer than the session timeout', () => {
   /** the events processor, slowed to twice the session timeout on its first chunk */
   const slow: Processor<EnrichedEvent> = {
     ...eventsProcessor,
-    async process(batch, ctx, partition) {
+    async process(batch, ctx) {
       chunks.push(batch[0].position.offset);
       if (chunks.length === 1) await new Promise((r) => setTimeout(r, 2 * SESSION_TIMEOUT_MS));
-      return eventsProcessor.process(batch, ctx, partition);
+      return eventsProcessor.process(batch, ctx);
     },
   };
   beforeAll(async () => {

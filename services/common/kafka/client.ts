@@ -91,7 +91,8 @@ export interface ConsumerClientOptions {
   maxBytesPerPartition?: number;
   sessionTimeoutMs?: number;
   heartbeatIntervalMs?: number;
-  /** partitions handled at the same time (default 1) */
+  /** `start`: partitions handled at the same time (default 1); `startFetches` hands over every batch of a
+   *  fetch at once, and the handler decides */
   partitionsConsumedConcurrently?: number;
   /** move the fetch position past every message of a batch once the handler returned (default false:
    *  the handler calls `resolve`) */
@@ -103,6 +104,12 @@ export interface ConsumerClientOptions {
 /** A Kafka consumer-group client: batches per partition, offsets committed only when asked. */
 export interface ConsumerClient {
   start(onBatch: (batch: SourceBatch) => Promise<void>): Promise<void>;
+  /**
+   * Like `start`, but the handler gets the non-empty partition batches of one fetch response together, in
+   * one call (a fetch returns every assigned partition that has data). A batch whose siblings do not all
+   * arrive within a moment (the consumer stopping, a partition revoked) is handed over with those that did.
+   */
+  startFetches(onFetch: (batches: SourceBatch[]) => Promise<void>): Promise<void>;
   stop(): Promise<void>;
   pause(): void;
   resume(): void;

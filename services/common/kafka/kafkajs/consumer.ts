@@ -2,7 +2,7 @@
 // caller alone decides when the fetch position moves (resolve) and when offsets become durable (commit;
 // the streams runtime commits after the ClickHouse write). Linger is the fetch's own: the broker holds a fetch up to `lingerMs` waiting for
 // `minBytes`, so one fetch response per partition is one batch (split further by count in the runtime).
-import { setIdleFetchWait } from './swaps.ts';
+import { fetchSiblings, setIdleFetchWait } from './swaps.ts';
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Logger } from '../../logger.ts';
 import type { ConsumerClient, ConsumerClientFactory, ConsumerClientOptions, SourceBatch } from '../client.ts';
@@ -40,7 +40,10 @@ class KafkajsConsumerClient implements ConsumerClient {
   /** the live consumer; undefined while stopped or between a crash and its replacement */
   private consumer: Consumer | undefined;
   private admin: ReturnType<Kafka['admin']> | undefined;
-  private onBatch: ((batch: SourceBatch) => Promise<void>) | undefined;
+  /** start: one call per batch; startFetches: the batches of one fetch gathered (FetchGatherer) */
+  private handler: ((batch: object, source: SourceBatch) => Promise<void>) | undefined;
+  /** kafkajs' eachBatch concurrency */
+  private concurrency = 1;
   private stopped = false;
   private paused = false;
   /** consecutive restarts without a successful fetch (back-off) */
@@ -54,7 +57,17 @@ class KafkajsConsumerClient implements ConsumerClient {
   }
 
   async start(onBatch: (batch: SourceBatch) => Promise<void>): Promise<void> {
-    this.onBatch = onBatch;
+    this.handler = (_, source) => onBatch(source);
+    this.concurrency = this.opts.partitionsConsumedConcurrently ?? 1;
+    this.stopped = false;
+    await this.launch();
+  }
+
+  async startFetches(onFetch: (batches: SourceBatch[]) => Promise<void>): Promise<void> {
+    const gatherer = new FetchGatherer(onFetch);
+    this.handler = (batch, source) => gatherer.arrive(batch, source);
+    // every batch of a fetch must be in eachBatch at once for the gatherer to see them all together
+    this.concurrency = Math.max(this.opts.partitionsConsumedConcurrently ?? 1, GATHERED_PARTITIONS);
     this.stopped = false;
     await this.launch();
   }
@@ -92,15 +105,15 @@ class KafkajsConsumerClient implements ConsumerClient {
       await consumer.disconnect().catch(() => {});
       throw err;
     }
-    const onBatch = this.onBatch;
-    if (!onBatch) throw new Error('consumer client started without a batch handler');
+    const handler = this.handler;
+    if (!handler) throw new Error('consumer client started without a batch handler');
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: o.autoResolve ?? false,
-      partitionsConsumedConcurrently: o.partitionsConsumedConcurrently ?? 1,
+      partitionsConsumedConcurrently: this.concurrency,
       eachBatch: async ({ batch, resolveOffset, commitOffsetsIfNecessary, isRunning, isStale, heartbeat }) => {
         if (!current()) return;
-        await onBatch({
+        await handler(batch, {
           topic: batch.topic,
           partition: batch.partition,
           highWatermark: batch.highWatermark,
@@ -222,6 +235,59 @@ class KafkajsConsumerClient implements ConsumerClient {
     const res = await admin.fetchTopicOffsets(topic);
     return new Map(res.map((p) => [p.partition, { low: BigInt(p.low), high: BigInt(p.high) }]));
   }
+}
+
+/** kafkajs' eachBatch concurrency of `startFetches`: a fetch with more non-empty partitions than this is
+ *  handed over in parts (after GATHER_WAIT_MS) */
+const GATHERED_PARTITIONS = 256;
+
+/** how long the batches that arrived wait for a sibling that has not (kafkajs skips a batch's eachBatch
+ *  while the consumer stops) */
+const GATHER_WAIT_MS = 200;
+
+/**
+ * Gathers the eachBatch calls of one fetch (fetchSiblings: kafkajs calls eachBatch once per partition, all
+ * of them at once when its concurrency allows) into one call of the handler; every call waits for it.
+ */
+class FetchGatherer {
+  private readonly onFetch: (batches: SourceBatch[]) => Promise<void>;
+  private readonly pending = new Map<readonly object[], Gathering>();
+  /** sibling sets handed over already: a latecomer of one goes alone */
+  private readonly handed = new WeakSet<readonly object[]>();
+
+  constructor(onFetch: (batches: SourceBatch[]) => Promise<void>) {
+    this.onFetch = onFetch;
+  }
+
+  arrive(batch: object, source: SourceBatch): Promise<void> {
+    const siblings = fetchSiblings(batch);
+    if (!siblings || siblings.length < 2 || this.handed.has(siblings)) return this.onFetch([source]);
+    let g = this.pending.get(siblings);
+    if (!g) {
+      const gathering: Gathering = { sources: [], timer: undefined, done: undefined as never, release: () => {} };
+      gathering.done = new Promise<void>((resolve, reject) => {
+        gathering.release = () => {
+          this.pending.delete(siblings);
+          this.handed.add(siblings);
+          clearTimeout(gathering.timer);
+          this.onFetch(gathering.sources).then(resolve, reject);
+        };
+      });
+      gathering.timer = setTimeout(gathering.release, GATHER_WAIT_MS);
+      this.pending.set(siblings, gathering);
+      g = gathering;
+    }
+    g.sources.push(source);
+    if (g.sources.length === siblings.length) g.release();
+    return g.done;
+  }
+}
+
+interface Gathering {
+  sources: SourceBatch[];
+  timer: ReturnType<typeof setTimeout> | undefined;
+  done: Promise<void>;
+  release: () => void;
 }
 
 /** kafkajs' own rule for restarting after a crash: retries exhausted, or a retriable original cause */

@@ -220,9 +220,25 @@ interface ConsumerGroupLike {
   minBytes: number;
   [IDLE_NODES]?: Set<number>;
 }
-type GroupFetch = ((this: ConsumerGroupLike, nodeId: number) => Promise<{ isEmptyIncludingFiltered(): boolean }[]>) & {
+interface FetchedBatch {
+  isEmptyIncludingFiltered(): boolean;
+  isEmpty(): boolean;
+  [FETCH_SIBLINGS]?: readonly object[];
+}
+type GroupFetch = ((this: ConsumerGroupLike, nodeId: number) => Promise<FetchedBatch[]>) & {
   longPollsWhenIdle?: true;
 };
+
+/**
+ * The non-empty batches of one fetch response, as the fetch returned them. kafkajs hands its batches to
+ * `eachBatch` one call per partition and keeps no link between the calls of one fetch; the same fetch
+ * swap below marks each non-empty batch with the array of its siblings, so the adapter can give them to
+ * a handler together (ConsumerClient.startFetches). Undefined when the swap fell back.
+ */
+export function fetchSiblings(batch: object): readonly object[] | undefined {
+  return (batch as FetchedBatch)[FETCH_SIBLINGS];
+}
+const FETCH_SIBLINGS = Symbol('fetchSiblings');
 
 function longPollWhenIdle(): void {
   if (longPollTried) return;
@@ -239,6 +255,9 @@ function longPollWhenIdle(): void {
       const nodes = (this[IDLE_NODES] ??= new Set());
       if (batches.every((b) => b.isEmptyIncludingFiltered())) nodes.add(nodeId);
       else nodes.delete(nodeId);
+      // kafkajs calls eachBatch only for batches with messages (runner.js handleBatch)
+      const live = batches.filter((b) => !b.isEmpty());
+      for (const b of live) b[FETCH_SIBLINGS] = live;
       return batches;
     };
     fetch.longPollsWhenIdle = true;
@@ -269,7 +288,8 @@ export const SWAPS = {
   idle_polling: kafkajsIdlePollingStopped,
   /** a retried send re-sends every partition without a response to its current leader (send-messages.ts) */
   send_retry: kafkajsSendIsPerPartition,
-  /** an idle consumer's next fetch long-polls (setIdleFetchWait) */
+  /** an idle consumer's next fetch long-polls (setIdleFetchWait); the same swap marks a fetch's batches
+   *  with their siblings (fetchSiblings) */
   idle_fetch: kafkajsLongPollsWhenIdle,
 } as const;
 export type SwapName = keyof typeof SWAPS;
