@@ -298,13 +298,7 @@ export class ProcessorRunner<T> {
     await this.journal.beginChunk(topic, id, parts, this.positions);
     this.stats.add('journal', performance.now() - tj);
     const t0 = performance.now();
-    try {
-      await this.processChunk(topic, parts, `${topic}/${id}`, active);
-    } catch (err) {
-      if (!(err instanceof WriteAbandoned)) throw err;
-      this.logger.info({ chunk: id }, err.message);
-      return true;
-    }
+    if (!(await this.writeChunk(topic, parts, active))) return true;
     await this.journal.chunkWritten(topic, id);
     const byPartition = new Map(batches.map((b) => [b.partition, b]));
     await Promise.all(parts.map((p) => this.commit(byPartition.get(p.partition) as SourceBatch, p.last)));
@@ -362,13 +356,7 @@ export class ProcessorRunner<T> {
       const t0 = performance.now();
       this.stats.add('journal', t0 - tj);
       const part: ChunkPart = { partition, first, last, messages: chunk };
-      try {
-        await this.processChunk(topic, [part], `${topic}/${partition}/${first}-${last}`, active);
-      } catch (err) {
-        if (!(err instanceof WriteAbandoned)) throw err;
-        this.logger.info({ partition, first: String(first), last: String(last) }, err.message);
-        return;
-      }
+      if (!(await this.writeChunk(topic, [part], active))) return;
       await this.commit(batch, last);
       this.chunkDone([part], msgs.length, t0);
       i = end;
@@ -412,13 +400,7 @@ export class ProcessorRunner<T> {
         await this.sleep(200);
         return undefined;
       }
-      try {
-        await this.processChunk(topic, chunk.parts, `${topic}/${id}`, active);
-      } catch (err) {
-        if (!(err instanceof WriteAbandoned)) throw err;
-        this.logger.info({ partition, chunk: id }, err.message);
-        return undefined;
-      }
+      if (!(await this.writeChunk(topic, chunk.parts, active))) return undefined;
       await this.journal.chunkWritten(topic, id);
     }
     if (!active()) return undefined;
@@ -453,13 +435,7 @@ export class ProcessorRunner<T> {
     const t0 = performance.now();
     const part: ChunkPart = { partition, first: BigInt(msgs[0].offset), last, messages: msgs };
     await this.journal.begin(topic, partition, part.first, last, this.positions.get(partition));
-    try {
-      await this.processChunk(topic, [part], `${topic}/${partition}/${part.first}-${last}`, active);
-    } catch (err) {
-      if (!(err instanceof WriteAbandoned)) throw err;
-      this.logger.info({ partition, chunk: id }, err.message);
-      return undefined;
-    }
+    if (!(await this.writeChunk(topic, [part], active))) return undefined;
     await this.commit(batch, last);
     this.chunkDone([part], batch.messages.length, t0);
     return last;
@@ -495,6 +471,26 @@ export class ProcessorRunner<T> {
       streamMetrics.freshness.observe(labels, Math.max(0, Date.now() - newest) / 1000);
     }
     this.checkDone();
+  }
+
+  /**
+   * processChunk under the chunk's insert tokens: `${topic}/${partition}/${first}-${last}` for one
+   * partition's run, `${topic}/${chunkId}` for a chunk of several (a rebuilt one has the same ranges, hence
+   * the same id). False when a failing write of it was given up (stopping, pausing, revoked: logged).
+   */
+  private async writeChunk(topic: string, parts: ChunkPart[], active: () => boolean) {
+    const token =
+      parts.length === 1
+        ? `${topic}/${parts[0].partition}/${parts[0].first}-${parts[0].last}`
+        : `${topic}/${chunkId(parts)}`;
+    try {
+      await this.processChunk(topic, parts, token, active);
+      return true;
+    } catch (err) {
+      if (!(err instanceof WriteAbandoned)) throw err;
+      this.logger.info(chunkWhere(parts).fields, err.message);
+      return false;
+    }
   }
 
   /**
