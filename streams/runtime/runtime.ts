@@ -758,8 +758,8 @@ function chunkWhere(parts: readonly ChunkPart[]): ChunkWhere {
 const PARTITIONS_IN_PARALLEL = 3;
 
 /** the largest fetch written as one chunk of its partitions (its messages are kept in Redis until committed) */
-const ONE_CHUNK_MAX_MESSAGES = 1_000;
-const ONE_CHUNK_MAX_BYTES = 1024 * 1024;
+const ONE_CHUNK_MAX_MESSAGES = 500;
+const ONE_CHUNK_MAX_BYTES = 256 * 1024;
 
 /** `fn` over `items`, at most `limit` at a time; settles them all before it rejects with the first error */
 async function inParallel<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
