@@ -14,7 +14,7 @@ import Fastify from 'fastify';
 import { VALUE_SCHEMAS } from '../schemas/avro/index.ts';
 import { createValueCodec } from '../services/common/kafka/codec.ts';
 import { requestEvent } from '../schemas/requests.ts';
-import { requestId } from '../services/common/ids.ts';
+import { newUlid } from '../services/common/ids.ts';
 import { createKafka } from '../services/common/kafka/index.ts';
 import { createLogger } from '../services/common/logger.ts';
 import { createRequestEventEmitter } from '../services/storefront/request-events.ts';
@@ -40,7 +40,7 @@ if (brokers) {
   emit = (storeId) =>
     emitter.emit(
       requestEvent({
-        request_id: requestId(),
+        request_id: newUlid(),
         store_id: storeId,
         kind: 'autocomplete',
         occurred_at: new Date().toISOString(),

@@ -3,7 +3,7 @@
 // choices come from the kind's zod schema in schemas/config.ts (flags.ts), so the schema is their one
 // definition.
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { ulid } from 'ulid';
+import { newUlid } from '../common/ids.ts';
 import {
   CONFIG_SCHEMAS,
   type ConfigKind,
@@ -139,7 +139,7 @@ export const KINDS: KindSpec[] = [
     noun: 'block',
     idName: 'block id (ULID)',
     idField: 'id',
-    newId: () => ({ id: ulid() }),
+    newId: () => ({ id: newUlid() }),
     description: 'recommendation blocks: anchor, strategy, rules, safeguards, fallback chain',
     flags: (c) =>
       c
@@ -212,7 +212,7 @@ export const KINDS: KindSpec[] = [
     noun: 'merchandising rule',
     idName: 'rule id (ULID)',
     idField: 'id',
-    newId: () => ({ id: ulid() }),
+    newId: () => ({ id: newUlid() }),
     description: 'merchandising rules: collection + sort order, pins, boosts, banners (≤ 5), schedule, conditions',
     flags: (c) =>
       c
@@ -253,7 +253,7 @@ export const KINDS: KindSpec[] = [
     noun: 'search rule',
     idName: 'rule id (ULID)',
     idField: 'id',
-    newId: () => ({ id: ulid() }),
+    newId: () => ({ id: newUlid() }),
     description:
       'search rules: request transforms targeted by query (replace/expand query, filter, pin, boost, sort, redirect)',
     flags: (c) =>
@@ -320,7 +320,7 @@ export const KINDS: KindSpec[] = [
     noun: 'synonym set',
     idName: 'synonym id',
     idField: 'id',
-    newId: () => ({ id: ulid() }),
+    newId: () => ({ id: newUlid() }),
     description: 'synonyms: two-way sets or one-way expansions',
     flags: (c) =>
       c
@@ -382,7 +382,7 @@ export const KINDS: KindSpec[] = [
     noun: 'ranking rule',
     idName: 'rule id (ULID)',
     idField: 'id',
-    newId: () => ({ id: ulid() }),
+    newId: () => ({ id: newUlid() }),
     description: 'ranking rules (text search): pin products for queries, or promote/demote matching products',
     flags: (c) =>
       c

@@ -7,7 +7,7 @@ import { startSqlEndpoint } from '../../clickhouse/http-endpoint.ts';
 import { analystLimits } from '../../clickhouse/readonly.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
 import type { Config } from '../common/config.ts';
-import { requestId } from '../common/ids.ts';
+import { newUlid } from '../common/ids.ts';
 import { MAX_PARAM_LENGTH } from '../storefront/plugin.ts';
 import { createKafka, ensureTopics } from '../common/kafka/index.ts';
 import { createLogger } from '../common/logger.ts';
@@ -71,7 +71,7 @@ export async function startApp(config: Config, modules: AppModule[]): Promise<Ru
     bodyLimit: config.BODY_LIMIT_BYTES,
     // always our own ULID: it is the attribution token of the response, so a client must not choose it
     // (a replayed id would merge two requests' attribution)
-    genReqId: requestId,
+    genReqId: newUlid,
     // search queries travel URL-encoded in the path
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // per-request log lines would dominate the cost of the beacon path; errors are still logged

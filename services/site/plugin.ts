@@ -7,7 +7,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { BlockList } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
-import { ulid } from 'ulid';
+import { newUlid } from '../common/ids.ts';
 import type { Db } from '../../clickhouse/client.ts';
 import {
   type Acknowledged,
@@ -335,7 +335,7 @@ export async function sitePlugin(app: FastifyInstance, opts: SitePluginOptions):
     const trapped = typeof raw[SPAM_TRAP_FIELD] === 'string' && raw[SPAM_TRAP_FIELD].trim() !== '';
     delete form[SPAM_TRAP_FIELD];
     const event: SiteEvent = {
-      event_id: ulid(),
+      event_id: newUlid(),
       kind,
       received_at: new Date().toISOString(),
       email: typeof form.email === 'string' ? form.email : null,

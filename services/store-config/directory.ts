@@ -8,7 +8,7 @@
 // - Tokens: a Map from SHA-256(token) hex → token; the match is confirmed with crypto.timingSafeEqual on
 //   the digest bytes. Tokens themselves never reach the log or memory.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { ulid } from 'ulid';
+import { newUlid } from '../common/ids.ts';
 import {
   CONFIG_SCHEMAS,
   type ConfigKind,
@@ -88,7 +88,7 @@ export class ConfigDirectory implements StoreDirectory {
     if (this.started) return;
     this.started = true;
     const { kafka, topic } = this.opts;
-    const groupId = `${this.opts.groupIdPrefix ?? 'store-config-directory'}-${ulid()}`;
+    const groupId = `${this.opts.groupIdPrefix ?? 'store-config-directory'}-${newUlid()}`;
     const consumer = createConsumerClient(kafka, this.log, {
       groupId,
       topics: [topic],

@@ -6,7 +6,7 @@
 // of calls in one process reads its own writes. Two writers changing the same store record at the same
 // time: the last write wins (see docs/decisions.md, store configuration).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { monotonicUlids } from '../common/ids.ts';
 import {
   CONFIG_KINDS,
   type ConfigKind,
@@ -120,7 +120,7 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-const nextUlid = monotonicFactory();
+const nextUlid = monotonicUlids();
 
 export class ConfigWriter {
   readonly topic: string;

@@ -23,7 +23,7 @@ import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { BlockList } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { requestId } from '../common/ids.ts';
+import { newUlid } from '../common/ids.ts';
 import { ULID_RE } from '../../schemas/fields.ts';
 import { type RequestEvent, type RequestKind, requestEvent } from '../../schemas/requests.ts';
 import { type ContextInput, ContextSchema, type IdentityInput, IdentitySchema } from '../../schemas/storefront.ts';
@@ -125,7 +125,7 @@ function installRequestIds(app: FastifyInstance): void {
   const inherited = (app as unknown as { genReqId?: (raw: IncomingMessage) => string }).genReqId;
   app.setGenReqId((raw) => {
     const id = inherited?.call(app, raw);
-    return typeof id === 'string' && id.length === 26 && ULID_RE.test(id) ? id : requestId();
+    return typeof id === 'string' && id.length === 26 && ULID_RE.test(id) ? id : newUlid();
   });
 }
 

@@ -3,7 +3,7 @@
 // per-store text index and the learned evidence; behind the results cache, with the Link preload header.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { ulid } from 'ulid';
+import { newUlid } from '../common/ids.ts';
 import {
   ErrorBodySchema,
   ResultEnvelopeSchema,
@@ -117,7 +117,7 @@ export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOpti
       const sf = req.storefront as StorefrontRequestState;
       const store = sf.store.storeId;
       const query = req.params.searchQuery;
-      const id = ulid();
+      const id = newUlid();
       const startedAt = Date.now();
       await state.start(store, id, query);
       sf.event = { query, normalized_query: foldText(query), search_id: id };
@@ -267,7 +267,7 @@ export async function searchRoutes(host: FastifyInstance, opts: SearchRoutesOpti
       const store = sf.store.storeId;
       const b = req.body;
       const context = await state.context(store, b.search_id).catch(() => null);
-      const id = ulid();
+      const id = newUlid();
       const record: SearchFeedbackRecord = {
         feedback_id: id,
         store_id: store,

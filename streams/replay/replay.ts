@@ -29,7 +29,7 @@
 // rebuilds only part of the history, so it compares and keeps its shadow tables unless
 // `allowPartialSwap` is given.
 import type { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { assertIdentifier, type Db } from '../../clickhouse/client.ts';
 import { REPLAY_ON_CLUSTER } from '../../clickhouse/cluster-ddl.ts';
 import { TOPICS, type TopicKey } from '../../schemas/topics.ts';
@@ -157,7 +157,7 @@ export async function runReplay(
   const { db, redis, kafka, logger } = env;
   if (db.cluster) throw new ReplayError(501, REPLAY_ON_CLUSTER);
   const lockKey = `sd:streams:replay-lock:${processor.name}`;
-  const runId = ulid();
+  const runId = newUlid();
   if ((await redis.set(lockKey, runId, 'EX', 6 * 3600, 'NX')) !== 'OK') {
     throw new ReplayError(409, `a replay of ${processor.name} is already running`);
   }

@@ -1,6 +1,6 @@
 // `webhook-secrets`: the HMAC secrets of a store's catalog webhooks.
 import type { Command } from 'commander';
-import { ulid } from 'ulid';
+import { newUlid } from '../../common/ids.ts';
 import { WebhookSecretConfig } from '../../../schemas/config.ts';
 import { bounds } from '../flags.ts';
 import { out, writer } from '../io.ts';
@@ -21,7 +21,7 @@ export function registerWebhookSecrets(program: Command): void {
       const { randomBytes } = await import('node:crypto');
       const secret = o.secret ?? randomBytes(32).toString('hex');
       const r = await (await writer()).putConfig(store, 'webhook_secret', {
-        id: ulid(),
+        id: newUlid(),
         secret,
         label: o.label ?? null,
         created_at: new Date().toISOString(),
