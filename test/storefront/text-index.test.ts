@@ -1,7 +1,8 @@
 // The keyword index kept in step with a changing catalog answers as an index built afresh from the catalog
 // as it ends up: after any sequence of adds, replacements and removals, every word's frequency, spelling
-// correction and search hits (ids and scores) are the same (the removal bookkeeping is compact integers;
-// a property test against the fresh build is the reference).
+// correction and search hits (ids and scores) are the same (a removal analyzes the product's text again,
+// from its catalog record or, for a doc with a text of its own, from the text the index kept; a property
+// test against the fresh build is the reference).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type IndexedProduct, StoreCatalog } from '../../services/storefront/results/catalog.ts';
@@ -72,6 +73,8 @@ describe('keyword index under catalog changes', () => {
           }
         }
         expect(answers(index)).toEqual(answers(new ProductTextIndex(live.values())));
+        // these docs' text is not their (stand-in) records': the index keeps each live one's
+        expect(index.keptTexts).toBe(live.size);
         for (const q of VOCAB)
           for (const h of index.search(q, { prefix: true, partial: true }).hits)
             expect(h.item).toBe(live.get(h.id)?.item);
@@ -109,6 +112,8 @@ describe('keyword index kept by the catalog', () => {
           catalog.putProduct(productView(id, title, 'shirt', st.price));
         }
         expect(index.ordinals).toBe(textChanges);
+        // the catalog's docs are their records' text: the index keeps no copy of it
+        expect(index.keptTexts).toBe(0);
         const fresh = new ProductTextIndex([...catalog.products.values()].map(docOf));
         expect(answers(index)).toEqual(answers(fresh));
         for (const q of VOCAB)

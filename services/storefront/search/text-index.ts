@@ -35,9 +35,12 @@ const WEIGHTS = FIELDS.map((f) => FIELD_WEIGHTS[f]);
 /** one product's text by field, as the index holds it (and its catalog record, handed back with its hits) */
 export type Doc = { id: string; item?: IndexedProduct } & Record<Field, string>;
 
+/** docs made by `docOf`, whose text is their record's (the index re-derives it instead of keeping it) */
+const FROM_RECORD = new WeakSet<Doc>();
+
 export function docOf(item: IndexedProduct): Doc {
   const p = item.p;
-  return {
+  const d: Doc = {
     id: p.id,
     item,
     title: p.title,
@@ -47,6 +50,8 @@ export function docOf(item: IndexedProduct): Doc {
     options: p.options.flatMap((o) => o.values).join(' '),
     description: htmlText(p.body_html),
   };
+  FROM_RECORD.add(d);
+  return d;
 }
 
 function sameText(a: Doc, b: Doc): boolean {
@@ -126,16 +131,13 @@ export class ProductTextIndex {
   /** stem → per field postings */
   private readonly postings = new Map<string, (Postings | undefined)[]>();
   /**
-   * ordinal → what it added, for removal, as small integers: `[n, …n × (stem id · FIELDS + field), …word
-   * ids]`. Kept as strings (a `field\0stem` string per posting and the word list) this was ≈ 1.9 KB per
-   * product, the index's largest part (10 000 demo products: 19 MB of 29); as integers ≈ 0.15 KB.
+   * ordinal → its text, only for a doc whose text is not its catalog record's (no record, or a text of its
+   * own): a removal analyzes the text again to take back what `add` counted, and every other doc's text is
+   * its record's (`docOf`), still held in `items` until then. Keeping what each doc added instead (its
+   * stems by field and its words, as small integers) was the index's largest part after the postings:
+   * ≈ 0.6 KB a product, 61 MB at 100 000 demo products (docs/decisions.md).
    */
-  private readonly added: number[][] = [];
-  /** stem ↔ id and word ↔ id for `added` (ids are never reused; the tables grow with the vocabulary) */
-  private readonly stemIds = new Map<string, number>();
-  private readonly stemOf: string[] = [];
-  private readonly wordIds = new Map<string, number>();
-  private readonly wordOf: string[] = [];
+  private readonly ownText = new Map<number, Doc>();
   /** surface word → live products containing it */
   private readonly vocab = new Map<string, number>();
   /** stem → live products containing it (any field) */
@@ -211,6 +213,11 @@ export class ProductTextIndex {
     this.rememberedCount = 0;
   }
 
+  /** docs whose text the index keeps itself (not their catalog record's) */
+  get keptTexts(): number {
+    return this.ownText.size;
+  }
+
   /** live products */
   get size(): number {
     return this.ordinalOf.size;
@@ -238,6 +245,7 @@ export class ProductTextIndex {
     const ord = this.ids.length;
     this.ids.push(d.id);
     this.items.push(d.item);
+    if (d.item === undefined || !FROM_RECORD.has(d)) this.ownText.set(ord, d);
     if (ord >= this.alive.length) {
       const grown = new Uint8Array(this.alive.length * 2);
       grown.set(this.alive);
@@ -245,23 +253,11 @@ export class ProductTextIndex {
     }
     this.alive[ord] = 1;
     this.ordinalOf.set(d.id, ord);
-    const docStems = new Set<string>();
-    const docWords = new Set<string>();
-    const pairs: number[] = [0];
-    FIELDS.forEach((f, fi) => {
-      const tf = new Map<string, number>();
-      let n = 0;
-      for (const w of words(foldText(d[f]))) {
-        if (!isContentWord(w)) continue;
-        const s = stem(w);
-        tf.set(s, (tf.get(s) ?? 0) + 1);
-        docStems.add(s);
-        docWords.add(w);
-        n++;
-      }
-      this.lengths[fi][ord] = n;
-      this.totalLength[fi] += n;
-      for (const [s, c] of tf) {
+    const a = analyzed(d);
+    for (let fi = 0; fi < FIELDS.length; fi++) {
+      this.lengths[fi][ord] = a.lengths[fi];
+      this.totalLength[fi] += a.lengths[fi];
+      for (const [s, c] of a.tf[fi]) {
         let perField = this.postings.get(s);
         if (!perField) this.postings.set(s, (perField = new Array(FIELDS.length)));
         let p = perField[fi];
@@ -269,40 +265,32 @@ export class ProductTextIndex {
         p.docs.push(ord);
         p.tfs.push(c);
         p.live++;
-        pairs.push(idOf(this.stemIds, this.stemOf, s) * FIELDS.length + fi);
       }
-    });
-    for (const s of docStems) this.stems.set(s, (this.stems.get(s) ?? 0) + 1);
-    for (const w of docWords) this.vocab.set(w, (this.vocab.get(w) ?? 0) + 1);
-    pairs[0] = pairs.length - 1;
-    for (const w of docWords) pairs.push(idOf(this.wordIds, this.wordOf, w));
-    this.added[ord] = pairs;
+    }
+    for (const s of a.stems) this.stems.set(s, (this.stems.get(s) ?? 0) + 1);
+    for (const w of a.words) this.vocab.set(w, (this.vocab.get(w) ?? 0) + 1);
   }
 
   remove(id: string): void {
     const ord = this.ordinalOf.get(id);
     if (ord === undefined) return;
+    const text = this.ownText.get(ord) ?? docOf(this.items[ord] as IndexedProduct);
     this.ordinalOf.delete(id);
+    this.ownText.delete(ord);
     this.ids[ord] = '';
     this.items[ord] = undefined;
     this.alive[ord] = 0;
     this.dead++;
-    const added = this.added[ord];
-    const docStems = new Set<string>();
-    const n = added[0];
-    for (let i = 1; i <= n; i++) {
-      const fi = added[i] % FIELDS.length;
-      const s = this.stemOf[(added[i] - fi) / FIELDS.length];
-      const p = this.postings.get(s)?.[fi];
-      if (p) p.live--;
-      docStems.add(s);
-    }
-    for (const s of docStems) decrement(this.stems, s);
-    for (let i = n + 1; i < added.length; i++) decrement(this.vocab, this.wordOf[added[i]]);
-    FIELDS.forEach((_, fi) => {
+    const a = analyzed(text);
+    for (let fi = 0; fi < FIELDS.length; fi++) {
+      for (const s of a.tf[fi].keys()) {
+        const p = this.postings.get(s)?.[fi];
+        if (p) p.live--;
+      }
       this.totalLength[fi] -= this.lengths[fi][ord] ?? 0;
-    });
-    this.added[ord] = NOTHING_ADDED;
+    }
+    for (const s of a.stems) decrement(this.stems, s);
+    for (const w of a.words) decrement(this.vocab, w);
     if (this.dead > 1_000 && this.dead > this.ordinalOf.size / 4) this.compact();
   }
 
@@ -511,16 +499,33 @@ export class ProductTextIndex {
   }
 }
 
-const NOTHING_ADDED = [0];
-
-/** the id of `k` in a table (a new one the first time) */
-function idOf(ids: Map<string, number>, names: string[], k: string): number {
-  let id = ids.get(k);
-  if (id === undefined) {
-    id = names.push(k) - 1;
-    ids.set(k, id);
+/**
+ * A doc's terms as the index counts them: per field each stem's frequency (in first-seen order) and the
+ * field's length, and the doc's distinct stems and surface words. `add` and `remove` both take it from
+ * here, so a removal takes back exactly what the doc's addition counted.
+ */
+function analyzed(d: Doc): { tf: Map<string, number>[]; lengths: number[]; stems: Set<string>; words: Set<string> } {
+  const out = {
+    tf: [] as Map<string, number>[],
+    lengths: [] as number[],
+    stems: new Set<string>(),
+    words: new Set<string>(),
+  };
+  for (const f of FIELDS) {
+    const tf = new Map<string, number>();
+    let n = 0;
+    for (const w of words(foldText(d[f]))) {
+      if (!isContentWord(w)) continue;
+      const s = stem(w);
+      tf.set(s, (tf.get(s) ?? 0) + 1);
+      out.stems.add(s);
+      out.words.add(w);
+      n++;
+    }
+    out.tf.push(tf);
+    out.lengths.push(n);
   }
-  return id;
+  return out;
 }
 
 function decrement(m: Map<string, number>, k: string): void {
