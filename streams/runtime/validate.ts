@@ -94,13 +94,7 @@ const ajv = new Ajv2020({
  *  here instead, so that an accepted value is exactly zod's output. Where every property is required, as
  *  in the processors' flat records, that is a count of the own keys (a present field read through a
  *  prototype would escape it: neither a decoder nor JSON text puts one there) */
-function closeObjects(node: unknown): void {
-  if (Array.isArray(node)) {
-    for (const n of node) closeObjects(n);
-    return;
-  }
-  if (node === null || typeof node !== 'object') return;
-  const o = node as Record<string, unknown>;
+function closeObjects(o: Record<string, unknown>): void {
   if (o.type === 'object' && o.properties !== undefined && o.additionalProperties === undefined) {
     // every property required: a key count is the cheaper test (no walk over the keys)
     const names = Object.keys(o.properties as object);
@@ -108,8 +102,20 @@ function closeObjects(node: unknown): void {
     if (names.every((n) => required.has(n))) o.maxProperties = names.length;
     else o.additionalProperties = false;
   }
-  for (const v of Object.values(o)) closeObjects(v);
 }
+
+/** `visit` on every object of a JSON Schema document, its children first */
+function eachNode(node: unknown, visit: (o: Record<string, unknown>) => void): void {
+  if (Array.isArray(node)) {
+    for (const n of node) eachNode(n, visit);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const o = node as Record<string, unknown>;
+  for (const v of Object.values(o)) eachNode(v, visit);
+  visit(o);
+}
+
 /** keywords that constrain only values of their own type: `null` passes them whatever they say */
 const TYPED_KEYWORDS = new Set([
   'type',
@@ -143,14 +149,7 @@ const TYPED_KEYWORDS = new Set([
  * them to values of their type only), null added to an `enum`. Only where X has a single type and nothing
  * that also constrains null.
  */
-function mergeNullable(node: unknown): void {
-  if (Array.isArray(node)) {
-    for (const n of node) mergeNullable(n);
-    return;
-  }
-  if (node === null || typeof node !== 'object') return;
-  const o = node as Record<string, unknown>;
-  for (const v of Object.values(o)) mergeNullable(v);
+function mergeNullable(o: Record<string, unknown>): void {
   const any = o.anyOf;
   if (!Array.isArray(any) || any.length !== 2) return;
   const nullAt = any.findIndex((b) => JSON.stringify(b) === '{"type":"null"}');
@@ -171,8 +170,8 @@ export function compiledCheck(schema: z.ZodType): ((value: unknown) => boolean) 
   if (fn === undefined) {
     if (onlyChecks(schema)) {
       const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'throw', target: 'draft-2020-12' });
-      closeObjects(json);
-      mergeNullable(json);
+      eachNode(json, closeObjects);
+      eachNode(json, mergeNullable);
       fn = ajv.compile(json) as (value: unknown) => boolean;
     } else fn = null;
     compiled.set(schema, fn);
