@@ -25,7 +25,7 @@ import { enrichedEvent, produce, searchRequest, startInfra, waitCaughtUp } from 
 import { generateScenario } from '../test/streams/scenario.ts';
 import { rawRow } from '../streams/events/processor.ts';
 import { recordFigures } from './out.ts';
-import { cpuByKind, readThreadCpu } from './threads.ts';
+import { chdbByRole, cpuByKind, readThreadCpu } from './threads.ts';
 
 const argIdx = process.argv.indexOf('--events');
 const target = argIdx > 0 ? Number(process.argv[argIdx + 1]) : 30_000;
@@ -103,7 +103,9 @@ try {
   for (let i = 0; i < rows.length; i += 10_000) await db.insert('baseline_raw', rows.slice(i, i + 10_000));
   const baselineRate = rows.length / ((performance.now() - b0) / 1000);
   const baselineCpu = cpuSeconds(bc0);
-  const baselineThreads = cpuByKind(bt0, readThreadCpu());
+  const bt1 = readThreadCpu();
+  const baselineThreads = cpuByKind(bt0, bt1);
+  const baselineRoles = chdbByRole(bt0, bt1);
   await db.command('TRUNCATE TABLE baseline_raw');
   // the same events as the processor's own rows: every column of events_raw, as the pipeline writes them
   const fullRows = sc.events.map((e, i) =>
@@ -113,7 +115,9 @@ try {
   const f0 = performance.now();
   for (let i = 0; i < fullRows.length; i += 10_000) await db.insert('baseline_raw', fullRows.slice(i, i + 10_000));
   const fullRate = fullRows.length / ((performance.now() - f0) / 1000);
-  const fullThreads = cpuByKind(ft0, readThreadCpu());
+  const ft1 = readThreadCpu();
+  const fullThreads = cpuByKind(ft0, ft1);
+  const fullRoles = chdbByRole(ft0, ft1);
   await db.command('DROP TABLE baseline_raw SYNC');
 
   // ---- throughput: start the processors over the backlog and wait for catch-up
@@ -133,7 +137,9 @@ try {
   const seconds = (performance.now() - t0) / 1000;
   const rate = n / seconds;
   const cpu = cpuSeconds(c0);
-  const threads = cpuByKind(t0Threads, readThreadCpu());
+  const t1Threads = readThreadCpu();
+  const threads = cpuByKind(t0Threads, t1Threads);
+  const roles = chdbByRole(t0Threads, t1Threads);
   const stageLines: string[] = [];
   for (const [name, runner] of streams.runners) {
     const st = runner.stats;
@@ -252,6 +258,8 @@ try {
     full_row_insert_rows_per_second: fullRate,
     // CPU µs per event of the sustained phase by thread kind (bench/threads.ts), and the bare inserts' per row
     cpu_us_per_event: perMessage(threads, n),
+    // of its chdb share: the insert pipelines' threads and the merges'
+    chdb_cpu_us_per_event: { pipelines: (roles.pipelines * 1e6) / n, merges: (roles.merges * 1e6) / n },
     bare_insert_cpu_us_per_row: perMessage(baselineThreads, rows.length),
     full_row_insert_cpu_us_per_row: perMessage(fullThreads, fullRows.length),
     freshness_co_view_p95_ms: pct(coViewMs, 95),
@@ -265,20 +273,21 @@ try {
     ratio_to_bare_insert: replay.eventsPerSecond / baselineRate,
   });
   const f = (x: number) => Math.round(x).toLocaleString('en-US');
-  const split = (t: typeof threads, count: number) => {
+  const split = (t: typeof threads, r: typeof roles, count: number) => {
     const us = perMessage(t, count);
-    return `JS ${us.js.toFixed(1)}, V8 helpers ${us.v8.toFixed(1)}, chDB ${(us.chdb + us.libuv).toFixed(1)} (its pools and merges ${us.chdb.toFixed(1)}, statements on libuv's threads ${us.libuv.toFixed(1)}), other ${us.other.toFixed(1)}`;
+    const [pipelines, merges] = [r.pipelines, r.merges].map((v) => ((v * 1e6) / Math.max(1, count)).toFixed(1));
+    return `JS ${us.js.toFixed(1)}, V8 helpers ${us.v8.toFixed(1)}, chDB ${(us.chdb + us.libuv).toFixed(1)} (its pools and merges ${us.chdb.toFixed(1)}: pipelines ${pipelines}, merges ${merges}; statements on libuv's threads ${us.libuv.toFixed(1)}), other ${us.other.toFixed(1)}`;
   };
   process.stdout.write(
     [
       'pipeline benchmark (embedded broker, chDB in process, redis-server; one process)',
       `  backlog: ${f(sc.events.length)} engagement events + ${f(sc.requests.length)} request events, ${stores.length} stores`,
       `  sustained throughput into all aggregates: ${f(rate)} events/s (${seconds.toFixed(1)} s, incl. group join; ${f(n / cpu)} events per CPU-second of this process)`,
-      `    CPU µs per event by thread (the broker and registry run on this process's JS thread): ${split(threads, n)}`,
+      `    CPU µs per event by thread (the broker and registry run on this process's JS thread): ${split(threads, roles, n)}`,
       ...stageLines,
       `  baseline, raw rows straight into events_raw: ${f(baselineRate)} rows/s (${f(rows.length / baselineCpu)} per CPU-second) → pipeline/baseline = ${(rate / baselineRate).toFixed(2)}`,
-      `    CPU µs per row: ${split(baselineThreads, rows.length)}`,
-      `  the same events as the processor's full rows (every column of events_raw) straight in: ${f(fullRate)} rows/s; CPU µs per row: ${split(fullThreads, fullRows.length)}`,
+      `    CPU µs per row: ${split(baselineThreads, baselineRoles, rows.length)}`,
+      `  the same events as the processor's full rows (every column of events_raw) straight in: ${f(fullRate)} rows/s; CPU µs per row: ${split(fullThreads, fullRoles, fullRows.length)}`,
       `  freshness, produce ack → agg:trending notification: p50 ${pct(trendingMs, 50)?.toFixed(0)} ms, p95 ${pct(trendingMs, 95)?.toFixed(0)} ms (n=${trendingMs.length})`,
       `  freshness, produce ack → co_view_pairs queryable:   p50 ${pct(coViewMs, 50)?.toFixed(0)} ms, p95 ${pct(coViewMs, 95)?.toFixed(0)} ms (n=${coViewMs.length})`,
       `  a trickle of ${TRICKLE_RATE} engagement events/s for ${TRICKLE_SECONDS} s: ${(trickleCores * 100).toFixed(0)} % of a core (this process), the events processor in ${(trickleChunks / trickleSeconds).toFixed(1)} chunks/s (${(trickled / Math.max(1, trickleChunks)).toFixed(1)} events each; a chunk's inserts cost about the same however few its rows)`,

@@ -56,3 +56,16 @@ export function cpuByKind(before: ThreadCpu, after: ThreadCpu): Record<ReturnTyp
   }
   return sums;
 }
+
+/** chDB's pools and merges between two readings, by role: its pipelines (`ThreadPool`: an insert's squashing,
+ *  sorting, compression and part writing, its views, a query's work) and merges (`MergeMutate`); the rest
+ *  (schedule pools, delayed execution, the memory worker) is `chdb` minus both */
+export function chdbByRole(before: ThreadCpu, after: ThreadCpu): { pipelines: number; merges: number } {
+  const out = { pipelines: 0, merges: 0 };
+  for (const [key, seconds] of after) {
+    const name = key.slice(key.indexOf(' ') + 1);
+    if (name.startsWith('ThreadPool')) out.pipelines += seconds - (before.get(key) ?? 0);
+    else if (name.startsWith('MergeMutate')) out.merges += seconds - (before.get(key) ?? 0);
+  }
+  return out;
+}
