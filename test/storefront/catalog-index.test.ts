@@ -88,7 +88,13 @@ function bulk(store: string, from: number, n: number) {
   const prices = ids.map((id) => {
     const r = normalizePrice(
       store,
-      { price_list_id: 'pl-bulk', variant_id: id + 1_000_000, currency: 'EUR', price: '9.00' },
+      {
+        price_list_id: 'pl-bulk',
+        variant_id: id + 1_000_000,
+        currency: 'EUR',
+        price: '9.00',
+        ...(id % 2 ? { compare_at_price: '12.00' } : {}),
+      },
       {
         source: 'import',
         now,
@@ -138,7 +144,7 @@ describe('catalog index: a bulk import while the store is loaded', () => {
     const col = c.collection('bulk-5000');
     if (!col) throw new Error('no collection');
     expect(c.membersOf(col).map((m) => Number(m.item.p.id))).toEqual(b.ids.toReversed());
-    expect(c.prices.get('pl-bulk')?.get('1005449')?.price).toBe('9.00');
+    expect(c.prices.get('pl-bulk')?.price('1005449')).toBe('9.00');
     // each message named up to 450 keys; no read named more than one slice
     expect(rec.largest()).toBeGreaterThan(0);
     expect(rec.largest()).toBeLessThanOrEqual(100);
@@ -179,12 +185,80 @@ describe('catalog index: a bulk import while the store is loaded', () => {
     for (const c of [index.peek(store), await loaded.get(store)]) {
       if (!c) throw new Error('not loaded');
       expect(served.map((p) => c.products.get(p.id)?.p)).toEqual(served);
-      expect(new Map(c.prices.get('pl-bulk'))).toEqual(prices);
+      expect(heldPrices(c, 'pl-bulk')).toEqual(
+        new Map([...(prices ?? [])].map(([vid, e]) => [vid, { price: e.price, compare_at_price: e.compare_at_price }])),
+      );
+      expect(c.prices.get('pl-bulk')?.currency).toBe('EUR');
     }
   });
 });
 
+/** a price list as the index holds it: variant id → its price and compare-at price */
+function heldPrices(c: StoreCatalog, list: string) {
+  const l = c.prices.get(list);
+  return new Map(
+    [...(l?.variantIds() ?? [])].map((vid) => [
+      vid,
+      { price: l?.price(vid), compare_at_price: l?.compareAtPrice(vid) },
+    ]),
+  );
+}
+
 describe('store catalog records', () => {
+  it("answers every price list as the entries it was given, and a strict market's catalog as the current products of its priced variants", () => {
+    const id = fc.integer({ min: 1, max: 6 });
+    const list = fc.constantFrom('pl-a', 'pl-b');
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant('put' as const), id }),
+      fc.record({ kind: fc.constant('remove' as const), id }),
+      fc.record({
+        kind: fc.constant('price' as const),
+        id,
+        list,
+        price: fc.constantFrom('9.00', '10.50', '11.00'),
+        compare: fc.constantFrom(null, '12.00', '15.00'),
+      }),
+      fc.record({ kind: fc.constant('unprice' as const), id, list }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 40 }), (steps) => {
+        const c = new StoreCatalog('s');
+        const given = new Map<string, Map<string, { price: string; compare_at_price: string | null }>>();
+        for (const st of steps) {
+          const pid = String(st.id);
+          const vid = `${pid}1`; // productView's variant id
+          if (st.kind === 'put') c.putProduct(productView(pid, 'Tee', 'shirt', 10));
+          else if (st.kind === 'remove') c.removeProduct(pid);
+          else if (st.kind === 'price') {
+            const entry = {
+              variant_id: vid,
+              product_id: pid,
+              currency: 'EUR',
+              price: st.price,
+              compare_at_price: st.compare,
+            };
+            c.setPrice(st.list, entry);
+            if (!given.has(st.list)) given.set(st.list, new Map());
+            given.get(st.list)?.set(vid, { price: st.price, compare_at_price: st.compare });
+          } else {
+            c.deletePrice(st.list, vid);
+            given.get(st.list)?.delete(vid);
+          }
+          c.version++; // as CatalogIndex does after every applied change
+          for (const l of ['pl-a', 'pl-b']) {
+            expect(heldPrices(c, l)).toEqual(given.get(l) ?? new Map());
+            if (c.prices.has(l)) expect(c.prices.get(l)?.currency).toBe(given.get(l)?.size ? 'EUR' : null);
+            const expected = [...(given.get(l)?.keys() ?? [])]
+              .map((v) => [...c.products.values()].find((item) => item.variants.some((x) => x.id === v))?.p.id)
+              .filter((p) => p !== undefined);
+            expect([...c.pricedProducts(l)].sort()).toEqual([...new Set(expected)].sort());
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("keeps every record's ranking signals equal to the store's signal of its product, whatever the order of changes", () => {
     const step = fc.oneof(
       fc.record({ kind: fc.constant('put' as const), id: fc.integer({ min: 1, max: 6 }) }),

@@ -111,6 +111,53 @@ export interface CatalogListener {
   remove(productId: string): void;
 }
 
+/**
+ * A price list's entries as the read path uses them: variant id → price, and the compare-at price where the
+ * entry has one. An entry held as a five-field record in a map (its currency and product id included, which
+ * no read takes from here) cost ≈ 90 B; a string in a map ≈ 30 B (docs/decisions.md).
+ */
+export class PriceList {
+  private readonly prices = new Map<string, string>();
+  private readonly compareAt = new Map<string, string>();
+  /** the list's currency: its entries' (a list prices in one; where entries differ, the earliest held) */
+  currency: string | null = null;
+
+  get size(): number {
+    return this.prices.size;
+  }
+
+  has(variantId: string): boolean {
+    return this.prices.has(variantId);
+  }
+
+  /** the variant's price on this list (a decimal string), undefined when the list does not price it */
+  price(variantId: string): string | undefined {
+    return this.prices.get(variantId);
+  }
+
+  /** the variant's compare-at price on this list, null when none (or not priced here) */
+  compareAtPrice(variantId: string): string | null {
+    return this.compareAt.get(variantId) ?? null;
+  }
+
+  set(variantId: string, price: string, compareAt: string | null, currency: string): void {
+    this.prices.set(variantId, price);
+    this.currency ??= currency;
+    if (compareAt === null) this.compareAt.delete(variantId);
+    else this.compareAt.set(variantId, compareAt);
+  }
+
+  delete(variantId: string): void {
+    this.prices.delete(variantId);
+    this.compareAt.delete(variantId);
+    if (this.prices.size === 0) this.currency = null;
+  }
+
+  variantIds(): IterableIterator<string> {
+    return this.prices.keys();
+  }
+}
+
 /** One store's catalog. Mutated only by CatalogIndex (whole-record swaps). */
 export class StoreCatalog {
   readonly storeId: string;
@@ -118,8 +165,8 @@ export class StoreCatalog {
   readonly byHandle = new Map<string, string>();
   readonly collections = new Map<string, IndexedCollection>();
   readonly collectionByHandle = new Map<string, string>();
-  /** price list id → variant id → price */
-  readonly prices = new Map<string, Map<string, PriceView>>();
+  /** price list id → its entries */
+  readonly prices = new Map<string, PriceList>();
   readonly b2b = new Map<string, B2bCatalogView>();
   /** metaobject gid → metaobject */
   readonly metaobjects = new Map<string, MetaobjectView>();
@@ -252,19 +299,39 @@ export class StoreCatalog {
     return p;
   }
 
-  /** a price entry with its values from the pool and its ids those of its product and variant (in place) */
-  pooledPrice(entry: PriceView): PriceView {
-    entry.currency = this.one(entry.currency);
-    entry.price = this.one(entry.price);
-    entry.compare_at_price = this.one(entry.compare_at_price);
-    const item = this.products.get(entry.product_id);
-    if (item) {
-      entry.product_id = item.p.id;
-      const v = item.variants.find((x) => x.id === entry.variant_id);
-      if (v) entry.variant_id = v.id;
-    }
-    return entry;
+  /**
+   * A price entry into its list: its values from the pool, its variant id the product's own string (the
+   * variant is found through the product the entry names; a variant of no current product keeps its own).
+   */
+  setPrice(listId: string, entry: PriceView): void {
+    let list = this.prices.get(listId);
+    if (!list) this.prices.set(listId, (list = new PriceList()));
+    let variantId = entry.variant_id;
+    const v = this.products.get(entry.product_id)?.variants.find((x) => x.id === variantId);
+    if (v) variantId = v.id;
+    list.set(variantId, this.one(entry.price), this.one(entry.compare_at_price), this.one(entry.currency));
   }
+
+  deletePrice(listId: string, variantId: string): void {
+    this.prices.get(listId)?.delete(variantId);
+  }
+
+  /**
+   * The products a price list prices (a strict market's catalog), memoized per catalog version: each of
+   * its variants' current product.
+   */
+  pricedProducts(listId: string): ReadonlySet<string> {
+    const memo = this.priced.get(listId);
+    if (memo?.version === this.version) return memo.products;
+    const products = new Set<string>();
+    for (const vid of this.prices.get(listId)?.variantIds() ?? []) {
+      const pid = this.productOfVariant.get(vid);
+      if (pid !== undefined) products.add(pid);
+    }
+    this.priced.set(listId, { version: this.version, products });
+    return products;
+  }
+  private readonly priced = new Map<string, { version: number; products: Set<string> }>();
 
   /** products whose options have the same names in the same places share one (read-only) slot map */
   private readonly slotMaps = new Map<string, ReadonlyMap<string, 1 | 2 | 3>>();
@@ -528,10 +595,7 @@ export class CatalogIndex {
       after = page[page.length - 1].id;
     }
     c.setB2b(b2b);
-    for (const [list, entries] of prices) {
-      for (const entry of entries.values()) c.pooledPrice(entry);
-      c.prices.set(list, entries);
-    }
+    for (const [list, entries] of prices) for (const entry of entries.values()) c.setPrice(list, entry);
     for (const m of metaobjects) c.metaobjects.set(m.gid, m);
     await this.loadSignals(c);
     c.version = (this.loaded.get(storeId)?.version ?? 0) + 1;
@@ -672,11 +736,8 @@ export class CatalogIndex {
     for (const col of collections) c.putCollection(col, members.get(col.id) ?? []);
     for (const k of priceKeys) {
       const entry = prices.get(k.priceListId)?.get(k.variantId);
-      let list = c.prices.get(k.priceListId);
-      if (entry) {
-        if (!list) c.prices.set(k.priceListId, (list = new Map()));
-        list.set(k.variantId, c.pooledPrice(entry));
-      } else list?.delete(k.variantId);
+      if (entry) c.setPrice(k.priceListId, entry);
+      else c.deletePrice(k.priceListId, k.variantId);
     }
     if (b2bList) c.setB2b(b2bList);
     if (metas) {

@@ -109,11 +109,10 @@ export function buildScope(
     : null;
   const b2bPrices = b2bListId ? catalog.prices.get(b2bListId) : undefined;
   // strict: the market's catalog = the products its price list prices
-  let marketProducts: Set<string> | null = null;
-  if (rc.market?.filterCatalog && marketPrices && marketPrices.size > 0) {
-    marketProducts = new Set();
-    for (const e of marketPrices?.values() ?? []) marketProducts.add(e.product_id);
-  }
+  const marketProducts =
+    rc.market?.filterCatalog && marketList && marketPrices && marketPrices.size > 0
+      ? catalog.pricedProducts(marketList)
+      : null;
 
   const visible = (item: IndexedProduct): boolean => {
     if (b2bLocation) {
@@ -127,9 +126,9 @@ export function buildScope(
   };
 
   const price = (item: IndexedProduct, v: VariantView): EffectivePrice => {
-    const listed = b2bPrices?.get(v.id) ?? marketPrices?.get(v.id);
-    const base = Number(listed ? listed.price : v.price);
-    const compareText = listed ? listed.compare_at_price : v.compare_at_price;
+    const listed = b2bPrices?.has(v.id) ? b2bPrices : marketPrices?.has(v.id) ? marketPrices : undefined;
+    const base = Number(listed ? listed.price(v.id) : v.price);
+    const compareText = listed ? listed.compareAtPrice(v.id) : v.compare_at_price;
     let best = base;
     for (const e of entitlements) if (e.applies(item, v)) best = Math.min(best, e.apply(base));
     const discounted = best < base;
@@ -144,7 +143,7 @@ export function buildScope(
   return {
     catalog,
     market: rc.market?.code ?? null,
-    currency: (b2bListId && b2bPrices?.values().next().value?.currency) || market?.currency || rc.currency,
+    currency: (b2bListId && b2bPrices?.currency) || market?.currency || rc.currency,
     b2bCatalogId: b2bLocation?.catalogId ?? null,
     visible,
     price,
