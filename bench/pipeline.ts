@@ -214,6 +214,7 @@ try {
   const eventsRunner = streams.runners.get('events');
   const chunks0 = eventsRunner?.stats.chunks ?? 0;
   const tc0 = process.cpuUsage();
+  const tth0 = readThreadCpu();
   const tt0 = performance.now();
   let trickled = 0;
   while (performance.now() - tt0 < TRICKLE_SECONDS * 1000) {
@@ -238,6 +239,11 @@ try {
   await waitCaughtUp(infra.kafka, groups, 60_000);
   const trickleSeconds = (performance.now() - tt0) / 1000;
   const trickleCores = cpuSeconds(tc0) / trickleSeconds;
+  const tth1 = readThreadCpu();
+  const trickleThreads = cpuByKind(tth0, tth1);
+  const trickleRoles = chdbByRole(tth0, tth1);
+  /** a share of the trickle's wall time, as % of a core */
+  const core = (seconds: number) => `${((seconds / trickleSeconds) * 100).toFixed(0)} %`;
   const trickleChunks = (eventsRunner?.stats.chunks ?? 0) - chunks0;
 
   // ---- replay speed
@@ -291,6 +297,7 @@ try {
       `  freshness, produce ack → agg:trending notification: p50 ${pct(trendingMs, 50)?.toFixed(0)} ms, p95 ${pct(trendingMs, 95)?.toFixed(0)} ms (n=${trendingMs.length})`,
       `  freshness, produce ack → co_view_pairs queryable:   p50 ${pct(coViewMs, 50)?.toFixed(0)} ms, p95 ${pct(coViewMs, 95)?.toFixed(0)} ms (n=${coViewMs.length})`,
       `  a trickle of ${TRICKLE_RATE} engagement events/s for ${TRICKLE_SECONDS} s: ${(trickleCores * 100).toFixed(0)} % of a core (this process), the events processor in ${(trickleChunks / trickleSeconds).toFixed(1)} chunks/s (${(trickled / Math.max(1, trickleChunks)).toFixed(1)} events each; a chunk's inserts cost about the same however few its rows)`,
+      `    by thread: JS ${core(trickleThreads.js)}, V8 helpers ${core(trickleThreads.v8)}, chDB's pipelines ${core(trickleRoles.pipelines)}, merges ${core(trickleRoles.merges)}, its other pools ${core(trickleThreads.chdb - trickleRoles.pipelines - trickleRoles.merges)}, statements on libuv's threads ${core(trickleThreads.libuv)}`,
       `  replay of the events processor: ${f(replay.eventsPerSecond)} events/s (${f(replay.messages)} messages in ${replay.seconds.toFixed(1)} s incl. shadow DDL and cut-over; ${replay.differences} differences; ${f(replay.messages / replayCpu)} events per CPU-second incl. compare and swap)`,
       `    phases: shadow DDL ${replay.phaseSeconds.prepare.toFixed(2)} s, consume ${replay.phaseSeconds.consume.toFixed(2)} s (${f(replay.messages / Math.max(0.001, replay.phaseSeconds.consume))} events/s), compare ${replay.phaseSeconds.compare.toFixed(2)} s, swap ${replay.phaseSeconds.swap.toFixed(2)} s; ${replay.chunks.count} chunks (avg ${f(replay.chunks.messages / Math.max(1, replay.chunks.count))}), first chunk ${replay.chunks.firstChunkAfterSeconds.toFixed(2)} s after the consumer started, last committed at ${replay.chunks.lastChunkAfterSeconds.toFixed(2)} s`,
       `    µs/message summed over partitions: ${Object.entries(replay.chunks.stageMs)
