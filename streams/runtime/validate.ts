@@ -152,6 +152,7 @@ const TYPED_KEYWORDS = new Set([
 function mergeNullable(o: Record<string, unknown>): void {
   const any = o.anyOf;
   if (!Array.isArray(any) || any.length !== 2) return;
+  if (!Object.keys(o).every((k) => k === 'anyOf' || k === 'description')) return;
   const nullAt = any.findIndex((b) => JSON.stringify(b) === '{"type":"null"}');
   if (nullAt < 0) return;
   const x = any[1 - nullAt] as Record<string, unknown>;
