@@ -15,7 +15,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ulid } from 'ulid';
+import { newUlid } from '../services/common/ids.ts';
 import { freePorts, startStack } from '../deploy/local/stack.ts';
 import { loadConfig } from '../services/common/config.ts';
 import { openConfigWriter } from '../services/store-config/writer.ts';
@@ -120,7 +120,7 @@ function cpuSecondsOf(pid: number | undefined): number {
 
 function beaconBody(): string {
   const now = new Date().toISOString();
-  const prefix = ulid().slice(0, 22);
+  const prefix = newUlid().slice(0, 22);
   const events = Array.from({ length: 10 }, (_, i) => ({
     event_id: `${prefix}${String(i).padStart(4, '0')}`,
     event_type: i % 2 ? 'product_view' : 'product_impression',

@@ -25,7 +25,7 @@
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ulid } from 'ulid';
+import { newUlid } from '../services/common/ids.ts';
 import { freePorts, startStack } from '../deploy/local/stack.ts';
 import { VALUE_SCHEMAS } from '../schemas/avro/index.ts';
 import { createValueCodec } from '../services/common/kafka/codec.ts';
@@ -342,7 +342,7 @@ async function main() {
         const searches = (query: string, sessions: number) =>
           Array.from({ length: sessions }, (_, i) => {
             const e: RequestEvent = requestEvent({
-              request_id: ulid(),
+              request_id: newUlid(),
               store_id: store.storeId,
               kind: 'search',
               occurred_at: new Date().toISOString(),

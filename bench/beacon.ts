@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { ulid } from 'ulid';
+import { newUlid } from '../services/common/ids.ts';
 import { freePorts, startStack } from '../deploy/local/stack.ts';
 import { VALUE_SCHEMAS } from '../schemas/avro/index.ts';
 import { createValueCodec } from '../services/common/kafka/codec.ts';
@@ -129,7 +129,7 @@ function bodyFactory(): () => string {
     );
   }
   return () => {
-    const prefix = ulid().slice(0, 22);
+    const prefix = newUlid().slice(0, 22);
     let s = '{"events":[';
     for (let i = 0; i < parts.length; i += 2) s += (i ? ',' : '') + parts[i] + prefix + parts[i + 1];
     return `${s}]}`;

@@ -21,7 +21,7 @@
 // Run: node bench/blocks.ts [products=20000]   (BENCH_SECONDS=8, BENCH_ROUNDS=10, BENCH_SESSIONS=3000)
 import type { ChildProcess } from 'node:child_process';
 
-import { ulid } from 'ulid';
+import { newUlid } from '../services/common/ids.ts';
 import { freePorts } from '../deploy/local/stack.ts';
 import { DEMO_BLOCKS } from '../services/demo/generator/model.ts';
 import { mean, precisionAtK, recallAtK, visibleAt } from '../services/demo/generator/quality.ts';
@@ -218,17 +218,17 @@ try {
     const b = free[(round * 97 + 13) % free.length];
     const now = Date.now();
     const events = Array.from({ length: 6 }, (_, s) => {
-      const session = `bench-${ulid()}`;
+      const session = `bench-${newUlid()}`;
       return [
         {
-          event_id: ulid(),
+          event_id: newUlid(),
           event_type: 'product_view',
           timestamp: new Date(now + s).toISOString(),
           session_id: session,
           product_id: Number(a),
         },
         {
-          event_id: ulid(),
+          event_id: newUlid(),
           event_type: 'product_view',
           timestamp: new Date(now + s + 1).toISOString(),
           session_id: session,

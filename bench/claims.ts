@@ -6,7 +6,7 @@
 // the same claims as fields of one hash per store (the layout before the buckets were sharded: Redis
 // keeps a hash that large as a hash table), and Redis' CPU per claim (`INFO commandstats` of the script)
 // for the claim and re-read passes. Figures under "claims" in bench/out/latest.json.
-import { ulid } from 'ulid';
+import { newUlid } from '../services/common/ids.ts';
 import { createRedis } from '../services/common/redis.ts';
 import { Claims } from '../streams/runtime/claims.ts';
 import { startRedis } from '../test/helpers/redis.ts';
@@ -21,7 +21,7 @@ const line = (label: string, value: string) => process.stdout.write(`  ${label.p
 const usedMemory = async () => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1]);
 const scriptMicros = async () =>
   Number(/cmdstat_evalsha:calls=\d+,usec=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
-const idsOf = (n: number) => Array.from({ length: n }, (_, i) => `s${i % 3}:${ulid()}`);
+const idsOf = (n: number) => Array.from({ length: n }, (_, i) => `s${i % 3}:${newUlid()}`);
 
 async function claimAll(claims: Claims, ids: string[], partition: number): Promise<number> {
   let owners = 0;

@@ -26,7 +26,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
-import { ulid } from 'ulid';
+import { newUlid } from '../services/common/ids.ts';
 import type { EnrichedEvent } from '../schemas/events.ts';
 import { EMPTY_EVENT_FIELDS } from '../schemas/events.ts';
 import { TOPICS } from '../schemas/topics.ts';
@@ -216,7 +216,7 @@ function eventSource(storeId: string, total: number, handles: string[]) {
   const step = SPAN_MS / total;
   const product = () => Math.floor(PRODUCTS * r() ** 3); // popularity skew: a few products get most views
   const newSession = (): Session => ({
-    id: ulid(),
+    id: newUlid(),
     left: 2 + Math.floor(r() * 17), // 2-18 events, ≈ 10 on average
     country: COUNTRIES[Math.floor(r() * COUNTRIES.length)]!,
     device: DEVICES[Math.floor(r() * DEVICES.length)]!,
@@ -233,7 +233,7 @@ function eventSource(storeId: string, total: number, handles: string[]) {
     n++;
     const base = {
       ...EMPTY_EVENT_FIELDS,
-      event_id: ulid(),
+      event_id: newUlid(),
       timestamp: ts,
       received_at: ts,
       timestamp_clamped: false,

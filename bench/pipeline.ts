@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ulid } from 'ulid';
+import { newUlid } from '../services/common/ids.ts';
 import { openDb } from '../clickhouse/client.ts';
 import { migrate } from '../clickhouse/migrate.ts';
 import { loadConfig } from '../services/common/config.ts';
@@ -163,7 +163,7 @@ try {
   const coViewMs: number[] = [];
   for (let i = 0; i < 40; i++) {
     const store = 'fresh';
-    const q = `fresh query ${i} ${ulid().toLowerCase()}`;
+    const q = `fresh query ${i} ${newUlid().toLowerCase()}`;
     const session = `fresh-${i}`;
     const now = new Date().toISOString();
     const a = String(900_000 + i * 2);

@@ -16,7 +16,7 @@
 // Run: node bench/search.ts [products=100000]   (BENCH_SECONDS=8, BENCH_ROUNDS=5, BENCH_SESSIONS=3000)
 import type { ChildProcess } from 'node:child_process';
 
-import { ulid } from 'ulid';
+import { newUlid } from '../services/common/ids.ts';
 import { freePorts } from '../deploy/local/stack.ts';
 import { searchEvalQuality } from '../services/demo/generator/quality.ts';
 import { COLORS, PRODUCT_TYPES } from '../services/demo/generator/vocab.ts';
@@ -168,16 +168,16 @@ try {
   // ── 3. learned freshness
   const waits: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    const phrase = `zephyrine ${ulid().slice(-6).toLowerCase()} picnic`;
+    const phrase = `zephyrine ${newUlid().slice(-6).toLowerCase()} picnic`;
     const product = gt.queries[round % gt.queries.length].relevant[0];
     const now = Date.now();
     const events = [];
     for (let s = 0; s < 8; s++) {
-      const session = `bench-${ulid()}`;
+      const session = `bench-${newUlid()}`;
       const at = (ms: number) => new Date(now + ms).toISOString();
       events.push(
         {
-          event_id: ulid(),
+          event_id: newUlid(),
           event_type: 'search',
           session_id: session,
           timestamp: at(0),
@@ -185,14 +185,14 @@ try {
           contextual_data: { search_source: 'typed' },
         },
         {
-          event_id: ulid(),
+          event_id: newUlid(),
           event_type: 'product_view',
           session_id: session,
           timestamp: at(1),
           product_id: Number(product),
         },
         {
-          event_id: ulid(),
+          event_id: newUlid(),
           event_type: 'add_to_cart',
           session_id: session,
           timestamp: at(2),

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import Fastify from 'fastify';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import type { Redis } from 'ioredis';
 import { createValueCodec } from '../../services/common/kafka/codec.ts';
 import { type Beacon, type BeaconSettings, createBeacon } from '../../services/beacon/module.ts';
@@ -215,7 +215,7 @@ export async function startBeaconApp(opts: {
 
 /** A fresh event id (ULID). */
 export function eventId(): string {
-  return ulid();
+  return newUlid();
 }
 
 export interface Collected<T> {
@@ -236,7 +236,7 @@ export async function topicCollector<T>(
   keep: (value: T) => boolean,
 ) {
   const items: Collected<T>[] = [];
-  const consumer = kafka.consumer({ groupId: `beacon-collector-${process.pid}-${ulid()}`, maxWaitTimeInMs: 100 });
+  const consumer = kafka.consumer({ groupId: `beacon-collector-${process.pid}-${newUlid()}`, maxWaitTimeInMs: 100 });
   await consumer.connect();
   for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({

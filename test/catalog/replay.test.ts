@@ -5,7 +5,7 @@
 // their queries) read the rebuilt tables after the swap, the comparison catches a live table that
 // drifted from the log, and live processing resumes where the replay stopped.
 import type { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
@@ -39,14 +39,14 @@ describe('catalog replay', () => {
   let streams: Streams;
   let config: Config;
   const logger = createLogger('catalog-replay-test', 'warn');
-  const store = `replay_${ulid().toLowerCase()}`;
+  const store = `replay_${newUlid().toLowerCase()}`;
   const pkey = (id: string) => catalogKey({ topic: 'products', store_id: store, product_id: id });
   const at = (day: string) => `2024-03-${day}T00:00:00Z`;
 
   beforeAll(async () => {
     infra = await startInfra();
     await registerCatalogSchemas(infra);
-    db = await privateDb(`catalog_replay_${ulid().toLowerCase()}`);
+    db = await privateDb(`catalog_replay_${newUlid().toLowerCase()}`);
     await migrate(db);
     config = loadConfig({
       KAFKA_BROKERS: infra.brokers.join(','),

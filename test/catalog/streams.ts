@@ -2,7 +2,7 @@
 // redis-server in this process): register the catalog value schemas, produce records and tombstones the
 // way the catalog writer does (Avro with the Confluent framing; a tombstone is a null value whose
 // record timestamp is the delete's version), and read a DLQ back.
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { CATALOG_AVRO, type CatalogProduct, type CatalogTopicKey } from '../../schemas/catalog.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { normalizeProduct } from '../../services/catalog/normalize.ts';
@@ -72,7 +72,7 @@ export async function readDlq(
   filter: (m: DlqMessage) => boolean = () => true,
   timeoutMs = 20_000,
 ): Promise<DlqMessage[]> {
-  const consumer = infra.kafka.consumer({ groupId: `dlq-reader-${ulid()}` });
+  const consumer = infra.kafka.consumer({ groupId: `dlq-reader-${newUlid()}` });
   await consumer.connect();
   try {
     await consumer.subscribe({ topic: `${topic}.dlq`, fromBeginning: true });

@@ -3,7 +3,7 @@
 // analyst's afternoon. Parameters ({store:String}, …) are bound server-side as the docs show them.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
@@ -28,7 +28,7 @@ function examples(): string[] {
 describe('docs/analytics.md example queries', () => {
   let db: Db;
   beforeAll(async () => {
-    db = await privateDb(`docs_${ulid().toLowerCase()}`);
+    db = await privateDb(`docs_${newUlid().toLowerCase()}`);
     await migrate(db);
   });
   afterAll(async () => {

@@ -2,7 +2,7 @@
 // row's keys; anything else (different keys or key order, a missing or extra key, an `undefined` value)
 // falls back to JSONEachRow. Both insert paths are checked end to end in a private chDB database: what
 // was inserted reads back with the same values (and the column default where a key was left out).
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactRows, type Db } from '../../clickhouse/client.ts';
 import { privateDb } from '../helpers/chdb.ts';
@@ -55,7 +55,7 @@ describe('compactRows', () => {
 describe('Db.insert over chDB: both payload paths round-trip', () => {
   let db: Db;
   beforeAll(async () => {
-    db = await privateDb(`compact_${ulid().toLowerCase()}`);
+    db = await privateDb(`compact_${newUlid().toLowerCase()}`);
     await db.command(
       `CREATE TABLE t (
          store_id LowCardinality(String), n UInt64, price Decimal(18, 6), tags Array(String),

@@ -9,7 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Db, dbOptionsFromConfig, insertStatement, openDb } from '../../clickhouse/client.ts';
 import {
@@ -48,7 +48,7 @@ function onCluster(db: Db, cluster: string | undefined): { db: Db; commands: str
 
 let db: Db;
 beforeAll(async () => {
-  db = await privateDb(`cluster_runtime_${ulid().toLowerCase()}`);
+  db = await privateDb(`cluster_runtime_${newUlid().toLowerCase()}`);
   await migrate(db);
 }, 180_000);
 afterAll(async () => {
@@ -89,7 +89,7 @@ describe('CLICKHOUSE_CLUSTER in the configuration', () => {
   });
 
   test("migrate() renders for the Db's cluster when none is passed", async () => {
-    const fresh = await privateDb(`cluster_runtime_m_${ulid().toLowerCase()}`);
+    const fresh = await privateDb(`cluster_runtime_m_${newUlid().toLowerCase()}`);
     try {
       const { db: rec, commands } = onCluster(fresh, 'discovery');
       await expect(migrate(rec)).rejects.toThrow(/discovery.*not found|CLUSTER_DOESNT_EXIST/);
@@ -208,7 +208,7 @@ describe('inserts (clickhouse/client.ts)', () => {
       const url = `http://127.0.0.1:${(forwarder.address() as AddressInfo).port}`;
       const clustered = await openDb({
         url,
-        database: `cluster_runtime_http_${ulid().toLowerCase()}`,
+        database: `cluster_runtime_http_${newUlid().toLowerCase()}`,
         cluster: 'discovery',
       });
       try {

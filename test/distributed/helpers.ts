@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { AssignerProtocol, Kafka, logLevel } from 'kafkajs';
 import pino from 'pino';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { expect } from 'vitest';
 import { freePorts } from '../../deploy/local/stack.ts';
 import { type ConfigWriter, openConfigWriter } from '../../services/store-config/writer.ts';
@@ -210,7 +210,7 @@ export function createTopology() {
     viewEvents(session: string, products: number[]): ViewEvent[] {
       const now = Date.now();
       return products.map((p, i) => ({
-        event_id: ulid(),
+        event_id: newUlid(),
         event_type: 'product_view',
         timestamp: new Date(now - 5_000 + i).toISOString(),
         session_id: session,

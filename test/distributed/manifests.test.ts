@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, w
 import os from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import YAML from 'yaml';
 import type { Db } from '../../clickhouse/client.ts';
@@ -300,7 +300,7 @@ describe('deploy/k8s', () => {
     const schemas = kubernetesSchemas();
     const location = `${schemas}/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json`;
     const check = (yaml: string) => {
-      const file = path.join(os.tmpdir(), `k8s-${process.pid}-${ulid()}.yaml`);
+      const file = path.join(os.tmpdir(), `k8s-${process.pid}-${newUlid()}.yaml`);
       writeFileSync(file, yaml);
       try {
         return run(kubeconform, [
@@ -481,7 +481,7 @@ describe('migrations rendered for a ClickHouse cluster (CLICKHOUSE_CLUSTER)', ()
   const saved = process.env.CLICKHOUSE_CLUSTER;
   beforeAll(async () => {
     delete process.env.CLICKHOUSE_CLUSTER;
-    db = await privateDb(`manifests_${ulid().toLowerCase()}`);
+    db = await privateDb(`manifests_${newUlid().toLowerCase()}`);
   });
   afterAll(async () => {
     if (saved !== undefined) process.env.CLICKHOUSE_CLUSTER = saved;
@@ -559,7 +559,7 @@ describe('migrations rendered for a ClickHouse cluster (CLICKHOUSE_CLUSTER)', ()
   });
 
   test('migrate() with a cluster sends the rendered DDL (this engine has no such cluster and says so)', async () => {
-    const fresh = await privateDb(`manifests_cluster_${ulid().toLowerCase()}`);
+    const fresh = await privateDb(`manifests_cluster_${newUlid().toLowerCase()}`);
     try {
       const { db: rec, commands } = recording(fresh);
       await expect(migrate(rec, { cluster: 'discovery' })).rejects.toThrow(/discovery.*not found|CLUSTER_DOESNT_EXIST/);
@@ -570,7 +570,7 @@ describe('migrations rendered for a ClickHouse cluster (CLICKHOUSE_CLUSTER)', ()
   });
 
   test('a statement the cluster rendering does not know is refused before anything runs', async () => {
-    const dir = path.join(os.tmpdir(), `migrations-${process.pid}-${ulid()}`);
+    const dir = path.join(os.tmpdir(), `migrations-${process.pid}-${newUlid()}`);
     mkdirSync(dir);
     writeFileSync(
       path.join(dir, '0001_t.sql'),
@@ -580,7 +580,7 @@ describe('migrations rendered for a ClickHouse cluster (CLICKHOUSE_CLUSTER)', ()
       path.join(dir, '0002_d.sql'),
       'CREATE DICTIONARY IF NOT EXISTS d (k UInt64) PRIMARY KEY k SOURCE(NULL()) LAYOUT(FLAT()) LIFETIME(0);\n',
     );
-    const fresh = await privateDb(`manifests_refused_${ulid().toLowerCase()}`);
+    const fresh = await privateDb(`manifests_refused_${newUlid().toLowerCase()}`);
     try {
       const { db: rec, commands } = recording(fresh);
       await expect(migrate(rec, { dir, cluster: 'discovery' })).rejects.toThrow(MigrationError);

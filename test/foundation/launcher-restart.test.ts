@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePorts } from '../../deploy/local/stack.ts';
 import { openConfigWriter } from '../../services/store-config/writer.ts';
@@ -163,7 +163,7 @@ afterAll(async () => {
 describe('npm start when a child dies', () => {
   it('restarts a SIGKILLed broker on its port and log: intake 503 + Retry-After meanwhile, reads keep answering, nothing acknowledged lost', async () => {
     const acknowledged: string[] = [];
-    const before = Array.from({ length: 10 }, () => ulid());
+    const before = Array.from({ length: 10 }, () => newUlid());
     expect((await beacon(before)).status).toBe(201);
     acknowledged.push(...before);
     // the processors are consuming: these ten are in ClickHouse
@@ -194,7 +194,7 @@ describe('npm start when a child dies', () => {
     expect(await read()).toEqual([200, 200]);
     const answers: { status: number; retryAfter: string | null }[] = [];
     while (!/broker restarted/.test(outputSince(mark))) {
-      const ids = [ulid(), ulid()];
+      const ids = [newUlid(), newUlid()];
       const a = await beacon(ids);
       answers.push(a);
       if (a.status === 201) acknowledged.push(...ids);
@@ -213,7 +213,7 @@ describe('npm start when a child dies', () => {
     const newPid = childPid(/kafka-broker\/main/);
     expect(newPid).toBeGreaterThan(0);
     expect(newPid).not.toBe(brokerPid);
-    const later = Array.from({ length: 10 }, () => ulid());
+    const later = Array.from({ length: 10 }, () => newUlid());
     await expect.poll(async () => (await beacon(later)).status, { timeout: 60_000, interval: 500 }).toBe(201);
     acknowledged.push(...later);
 
@@ -256,7 +256,7 @@ describe('npm start when a child dies', () => {
     expect(childPid(/redis-server/)).not.toBe(redisPid);
     // the app's Redis clients reconnected: reads and intake as before
     await expect.poll(read, { timeout: 30_000, interval: 500 }).toEqual([200, 200]);
-    const ids = [ulid(), ulid()];
+    const ids = [newUlid(), newUlid()];
     await expect.poll(async () => (await beacon(ids)).status, { timeout: 30_000, interval: 500 }).toBe(201);
     await expect
       .poll(
@@ -286,7 +286,7 @@ describe('npm start when a child dies', () => {
     expect(await read()).toEqual([200, 200]);
     const back = /app restarted \(pid \d+\), serving again after ([\d.]+) s/.exec(outputSince(mark))![1];
     console.log(`launcher-restart: app SIGKILLed, serving again ${back} s after its restart`);
-    const ids = [ulid(), ulid()];
+    const ids = [newUlid(), newUlid()];
     await expect.poll(async () => (await beacon(ids)).status, { timeout: 30_000, interval: 500 }).toBe(201);
     await expect
       .poll(

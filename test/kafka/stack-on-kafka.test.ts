@@ -6,7 +6,7 @@ import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { freePorts, type Stack, startStack } from '../../deploy/local/stack.ts';
 import { loadConfig } from '../../services/common/config.ts';
@@ -112,7 +112,7 @@ test('beacon events reach the ClickHouse aggregates through Apache Kafka', { tim
 
   const t = Date.now() - 60_000;
   const ev = (session: string, i: number, type: string, extra: Record<string, unknown>) => ({
-    event_id: ulid(),
+    event_id: newUlid(),
     event_type: type,
     timestamp: new Date(t + i * 1000).toISOString(),
     session_id: session,

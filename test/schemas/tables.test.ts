@@ -1,6 +1,6 @@
 // Every field of a topic's Avro value reaches a column of its raw table, or is listed as not stored with a
 // reason (schemas/tables.ts). The columns are read from the real engine after the migrations ran.
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
@@ -11,7 +11,7 @@ import { privateDb } from '../helpers/chdb.ts';
 describe('raw tables hold every field of their topic', () => {
   let db: Db;
   beforeAll(async () => {
-    db = await privateDb(`tables_${ulid().toLowerCase()}`);
+    db = await privateDb(`tables_${newUlid().toLowerCase()}`);
     await migrate(db);
   });
   afterAll(async () => {

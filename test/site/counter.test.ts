@@ -1,7 +1,7 @@
 // The searches-served counter over a real chDB database: the platform-wide sum of searches_served_daily
 // (every store, every day) in billions as an exact decimal string, cached between refreshes and read
 // again on the refresh interval (an hour in the app).
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
@@ -13,7 +13,7 @@ const logger = createLogger('site-counter-test', 'silent');
 let db: Db;
 
 beforeAll(async () => {
-  db = await privateDb(`site_counter_${ulid().toLowerCase()}`);
+  db = await privateDb(`site_counter_${newUlid().toLowerCase()}`);
   await migrate(db);
 });
 afterAll(async () => {

@@ -4,7 +4,7 @@
 // event is in the log; the log unreachable → 503 + Retry-After (500 for article-unlock, as the spec lists),
 // the log refusing → 502; Redis down → the limiter admits.
 import Fastify, { type FastifyInstance } from 'fastify';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { type SiteEvent, SiteEventSchema } from '../../schemas/site.ts';
@@ -57,7 +57,7 @@ beforeAll(async () => {
   codec = createValueCodec({ registryUrl: '', registry: memoryRegistry() });
   recorder = createSiteRecorder({ kafka, codec, topic: TOPIC, timeoutMs: 3_000 });
   recordTo = (e) => recorder.record(e);
-  db = await privateDb(`site_forms_${ulid().toLowerCase()}`);
+  db = await privateDb(`site_forms_${newUlid().toLowerCase()}`);
   sampler = new OpsSampler({ everyMs: 60_000 });
   app = Fastify();
   await app.register(sitePlugin, {

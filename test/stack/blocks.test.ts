@@ -2,7 +2,7 @@
 // shopper sessions are replayed (beacon → events processor → pair aggregates → agg:related → the read
 // API's relations index; orders → co-purchase pairs), then every block rule is exercised against the
 // planted truth (co-view clusters, bundles) and the catalog.
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DEMO_BLOCKS } from '../../services/demo/generator/model.ts';
 import { mean, precisionAtK, recallAtK, visibleAt } from '../../services/demo/generator/quality.ts';
@@ -41,7 +41,7 @@ const ids = (r: { results: Rec[] }) => r.results.map((x) => String(x.id));
 
 /** a block config written to the store (a fixed-format ULID per test) */
 async function putBlock(item: Record<string, unknown>): Promise<string> {
-  const id = (item.id as string | undefined) ?? ulid();
+  const id = (item.id as string | undefined) ?? newUlid();
   const w = testStoreWriter();
   await w.putConfig(d.storeId, 'block', { title: 'Test block', priority: 100, ...item, id });
   await waitForApp(w);
@@ -55,9 +55,9 @@ const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, l
 
 /** events of one shopper session, a millisecond apart in the order given */
 function session(tag: string, steps: Record<string, unknown>[]): Record<string, unknown>[] {
-  const id = `${tag}-${ulid()}`;
+  const id = `${tag}-${newUlid()}`;
   const t = Date.now() - 60_000;
-  return steps.map((e, i) => ({ event_id: ulid(), timestamp: new Date(t + i).toISOString(), session_id: id, ...e }));
+  return steps.map((e, i) => ({ event_id: newUlid(), timestamp: new Date(t + i).toISOString(), session_id: id, ...e }));
 }
 const view = (id: string) => ({ event_type: 'product_view', product_id: Number(id) });
 const cart = (id: string) => ({ event_type: 'add_to_cart', product_id: Number(id), quantity: 1, price: '10.00' });
@@ -428,8 +428,8 @@ describe('blocks: rules, safeguards and fallbacks', () => {
   });
 
   it('fallback fill appends de-duplicated up to the maximum; a fallback short of its minimum runs its own chain; a loop is cut', async () => {
-    const a = ulid();
-    const b = ulid();
+    const a = newUlid();
+    const b = newUlid();
     // a (searched-then-viewed, no priorSearches → nothing) fills from b (searched-then-purchased → nothing; b's own
     // fallback is a again: cut), then from the newest products up to a's maximum
     await putBlock({ id: b, anchor_type: 'none', strategy_key: 'searched_then_purchased' });
@@ -578,7 +578,7 @@ describe('blocks: strategies', () => {
       // a context anchor (no product to be similar to): the newest products, as a new-arrivals block answers
       const w = testStoreWriter();
       const safeguards = { min_products: 1, max_products: 8, hide_out_of_stock: false, personalization_strength: 0 };
-      const [home, newest] = [ulid(), ulid()];
+      const [home, newest] = [newUlid(), newUlid()];
       await w.putConfig(fresh.storeId, 'block', {
         id: home,
         title: 'Also viewed',
@@ -727,7 +727,7 @@ describe('blocks: behavioural strategies on behaviour planted through /beacon', 
 
   it('searched then purchased: what sessions bought after the last prior search, most purchases first; viewed-only products are not', async () => {
     const [bought, boughtLess, viewedOnly] = takeQuiet(3);
-    const query = `quokka lantern ${ulid().slice(-6).toLowerCase()}`;
+    const query = `quokka lantern ${newUlid().slice(-6).toLowerCase()}`;
     await beacon([
       ...Array.from({ length: 5 }, () =>
         session('sp', [search(query), view(bought), view(viewedOnly), purchase(bought)]),

@@ -2,7 +2,7 @@
 // registered at start-up, Confluent clients work against it, and a value encoded with the platform
 // codec travels through the stack's Kafka and decodes back unchanged.
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { describe, expect, it } from 'vitest';
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
 import {
@@ -55,7 +55,7 @@ describe('the stack schema registry', () => {
   });
 
   it('registers, looks up and refuses incompatible schemas over plain HTTP', async () => {
-    const subject = `stack-test-${ulid()}-value`;
+    const subject = `stack-test-${newUlid()}-value`;
     const v1 = { type: 'record', name: 'Probe', fields: [{ name: 'a', type: 'string' }] };
     const reg = await fetch(`${stack().schemaRegistryUrl}/subjects/${subject}/versions`, {
       method: 'POST',
@@ -81,17 +81,17 @@ describe('the stack schema registry', () => {
   });
 
   it('carries an enriched event through Kafka: platform codec in, Confluent client and platform codec out', async () => {
-    const topic = `test.sr.${ulid()}.events`;
+    const topic = `test.sr.${newUlid()}.events`;
     const codec = createValueCodec({ registryUrl: stack().schemaRegistryUrl });
     await codec.register(topic, VALUE_SCHEMAS.events);
     const parsed = parseEvent({
-      event_id: ulid(),
+      event_id: newUlid(),
       event_type: 'product_click',
       timestamp: '2026-03-04T05:06:07.089Z',
       session_id: 'sess-1',
       product_id: 4242,
       position: 3,
-      attribution_token: ulid(),
+      attribution_token: newUlid(),
       contextual_data: { page: 'search', tags: ['a', 'b'] },
     });
     if (!parsed.ok) throw new Error(parsed.reason);
@@ -120,7 +120,7 @@ describe('the stack schema registry', () => {
       messages: [{ key: `${event.store_id}:${event.session_id}`, value: codec.encode(topic, event) }],
     });
 
-    const consumer = kafka.consumer({ groupId: `sr-stack-test-${ulid()}`, maxWaitTimeInMs: 200 });
+    const consumer = kafka.consumer({ groupId: `sr-stack-test-${newUlid()}`, maxWaitTimeInMs: 200 });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     const received = await new Promise<Buffer>((resolve) => {

@@ -4,7 +4,7 @@
 // configuration, never from the engine.
 // Every configuration write is waited for on its own: items are keyed by (store, kind, id), so two writes
 // may land on different partitions, and the app having applied the second says nothing of the first.
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { productIndexOf } from '../../services/demo/generator/model.ts';
 import { SearchState } from '../../services/storefront/search/prepared.ts';
@@ -35,11 +35,11 @@ async function shoppersChoose(query: string, productId: string, sessions: number
   const now = Date.now();
   const events = [];
   for (let s = 0; s < sessions; s++) {
-    const session = `choose-${ulid()}`;
+    const session = `choose-${newUlid()}`;
     const at = (ms: number) => new Date(now + ms).toISOString();
     events.push(
       {
-        event_id: ulid(),
+        event_id: newUlid(),
         event_type: 'search',
         session_id: session,
         timestamp: at(0),
@@ -47,14 +47,14 @@ async function shoppersChoose(query: string, productId: string, sessions: number
         contextual_data: { search_source: 'typed' },
       },
       {
-        event_id: ulid(),
+        event_id: newUlid(),
         event_type: 'product_view',
         session_id: session,
         timestamp: at(1000),
         product_id: Number(productId),
       },
       {
-        event_id: ulid(),
+        event_id: newUlid(),
         event_type: 'add_to_cart',
         session_id: session,
         timestamp: at(2000),
@@ -178,10 +178,10 @@ describe('search: relevance', () => {
     const now = Date.now();
     const events = [];
     for (let s = 0; s < 6; s++) {
-      const session = `learn-${ulid()}`;
+      const session = `learn-${newUlid()}`;
       events.push(
         {
-          event_id: ulid(),
+          event_id: newUlid(),
           event_type: 'search',
           session_id: session,
           timestamp: new Date(now).toISOString(),
@@ -189,14 +189,14 @@ describe('search: relevance', () => {
           contextual_data: { search_source: 'typed' },
         },
         {
-          event_id: ulid(),
+          event_id: newUlid(),
           event_type: 'product_view',
           session_id: session,
           timestamp: new Date(now + 1000).toISOString(),
           product_id: Number(chosen),
         },
         {
-          event_id: ulid(),
+          event_id: newUlid(),
           event_type: 'add_to_cart',
           session_id: session,
           timestamp: new Date(now + 2000).toISOString(),
@@ -284,7 +284,7 @@ describe('search: prepare and execute', () => {
   });
 
   it('answers 425 with Retry-After to an SDK client ≥ 1.0.0 while the prepared search is not ready', async () => {
-    const id = ulid();
+    const id = newUlid();
     await new SearchState(d.redis).start(d.storeId, id, 'linen');
     const r = await search('linen', { search_id: id }, { 'x-sdk-client': 'storefront-sdk/1.2.0' });
     expect(r.res.status).toBe(425);
@@ -294,7 +294,7 @@ describe('search: prepare and execute', () => {
     const old = await search('linen', { search_id: id }, { 'x-sdk-client': 'storefront-sdk/0.9.1' });
     expect(old.res.status).toBe(200);
     // an unknown (or expired) id is normal processing
-    const unknown = await search('linen', { search_id: ulid() }, { 'x-sdk-client': 'storefront-sdk/1.2.0' });
+    const unknown = await search('linen', { search_id: newUlid() }, { 'x-sdk-client': 'storefront-sdk/1.2.0' });
     expect(unknown.res.status).toBe(200);
   });
 
@@ -320,7 +320,7 @@ describe('search: prepare and execute', () => {
     await search(pair.type);
     await expect.poll(n, { timeout: 15_000 }).toBeGreaterThan(before);
     // a shopper's served search is a trending vote too (the served-search half of trending)
-    const query = `trendy ${ulid().slice(-8).toLowerCase()}`;
+    const query = `trendy ${newUlid().slice(-8).toLowerCase()}`;
     await search(
       query,
       {},
@@ -347,7 +347,7 @@ describe('search: rules, ranking rules and redirects', () => {
   it('applies every search-rule action type and reports each, with unknown types unsupported', async () => {
     const w = testStoreWriter();
     const pinned = pair.ids[3] ?? pair.ids[0];
-    const ruleId = ulid();
+    const ruleId = newUlid();
     const put = await w.putConfig(d.storeId, 'search_rule', {
       id: ruleId,
       name: 'rules test',
@@ -377,7 +377,7 @@ describe('search: rules, ranking rules and redirects', () => {
 
   it('applies filter, bury and sort-order actions', async () => {
     const w = testStoreWriter();
-    const ruleId = ulid();
+    const ruleId = newUlid();
     const put = await w.putConfig(d.storeId, 'search_rule', {
       id: ruleId,
       name: 'filter test',
@@ -412,7 +412,7 @@ describe('search: rules, ranking rules and redirects', () => {
     const plain = (await search(q, { pagination: { limit: 100 } })).body.results.map((x) => String(x.id));
     const top = plain[0];
     const middle = plain[Math.floor(plain.length / 2)];
-    const ruleId = ulid();
+    const ruleId = newUlid();
     await waitForApp(
       await w.putConfig(d.storeId, 'search_rule', {
         id: ruleId,
@@ -432,7 +432,7 @@ describe('search: rules, ranking rules and redirects', () => {
         ],
       }),
     );
-    const redirectRule = ulid();
+    const redirectRule = newUlid();
     const put = await w.putConfig(d.storeId, 'search_rule', {
       id: redirectRule,
       name: 'redirect',
@@ -464,7 +464,7 @@ describe('search: rules, ranking rules and redirects', () => {
     const target = plain[1];
     await waitForApp(
       await w.putConfig(d.storeId, 'ranking_rule', {
-        id: ulid(),
+        id: newUlid(),
         name: 'promote',
         queries: [q],
         type: 'promote',
@@ -523,7 +523,7 @@ describe('search: rules, ranking rules and redirects', () => {
     const first = order[0];
     await waitForApp(
       await w.putConfig(d.storeId, 'ranking_rule', {
-        id: ulid(),
+        id: newUlid(),
         name: 'demote the first',
         queries: [q],
         type: 'demote',
@@ -533,7 +533,7 @@ describe('search: rules, ranking rules and redirects', () => {
       }),
     );
     const pin = await w.putConfig(d.storeId, 'ranking_rule', {
-      id: ulid(),
+      id: newUlid(),
       name: 'pin the last',
       queries: [q],
       type: 'pin',
@@ -579,7 +579,7 @@ describe('search: rules, ranking rules and redirects', () => {
     expect(inline.body._meta.query).toBe('goto collection');
     expect(inline.body.results.length).toBeGreaterThan(0);
     // the collection's merchandising rule applies to the inline results, reported after the redirect
-    const ruleId = ulid();
+    const ruleId = newUlid();
     const pinned = coll.product_ids[coll.product_ids.length - 1];
     await waitForApp(
       await w.putConfig(d.storeId, 'merch_rule', {
@@ -644,7 +644,7 @@ describe('search: feedback', () => {
         session_id: 'fb-session',
       });
     // an unknown search: recorded without context
-    const g = await d.post<{ id: string }>('/search/feedback', { search_id: ulid(), rating: 'positive' });
+    const g = await d.post<{ id: string }>('/search/feedback', { search_id: newUlid(), rating: 'positive' });
     expect(g.res.status).toBe(201);
     await expect
       .poll(
@@ -724,17 +724,17 @@ describe('search: feedback', () => {
     const cases: [unknown, string][] = [
       [{ rating: 'positive' }, 'search_id'],
       [{ search_id: 'x', rating: 'positive' }, 'search_id'],
-      [{ search_id: ulid(), rating: 'meh' }, 'rating'],
-      [{ search_id: ulid(), text_feedback: 'x'.repeat(2001) }, 'text_feedback'],
-      [{ search_id: ulid(), product_feedback: [{ rating: 'positive' }] }, 'product_feedback[0].product_id'],
+      [{ search_id: newUlid(), rating: 'meh' }, 'rating'],
+      [{ search_id: newUlid(), text_feedback: 'x'.repeat(2001) }, 'text_feedback'],
+      [{ search_id: newUlid(), product_feedback: [{ rating: 'positive' }] }, 'product_feedback[0].product_id'],
       [
-        { search_id: ulid(), product_feedback: [{ product_id: 1, feedback: 'y'.repeat(501) }] },
+        { search_id: newUlid(), product_feedback: [{ product_id: 1, feedback: 'y'.repeat(501) }] },
         'product_feedback[0].feedback',
       ],
-      [{ search_id: ulid(), product_feedback: [{ product_id: 1, rating: 'great' }] }, 'product_feedback[0].rating'],
-      [{ search_id: ulid(), product_feedback: [{ product_id: 1.5 }] }, 'product_feedback[0].product_id'],
-      [{ search_id: ulid(), product_feedback: [{ product_id: '12' }] }, 'product_feedback[0].product_id'],
-      [{ search_id: ulid(), product_feedback: [{ product_id: 0 }] }, 'product_feedback[0].product_id'],
+      [{ search_id: newUlid(), product_feedback: [{ product_id: 1, rating: 'great' }] }, 'product_feedback[0].rating'],
+      [{ search_id: newUlid(), product_feedback: [{ product_id: 1.5 }] }, 'product_feedback[0].product_id'],
+      [{ search_id: newUlid(), product_feedback: [{ product_id: '12' }] }, 'product_feedback[0].product_id'],
+      [{ search_id: newUlid(), product_feedback: [{ product_id: 0 }] }, 'product_feedback[0].product_id'],
     ];
     for (const [body, field] of cases) {
       const r = await d.post<Envelope>('/search/feedback', body);

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { type Consumer, Kafka, logLevel, type Producer } from 'kafkajs';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { VALUE_SCHEMAS } from '../../schemas/avro/index.ts';
 import { createValueCodec, type ValueCodec } from '../../services/common/kafka/codec.ts';
@@ -56,7 +56,7 @@ async function searchEvents(storeId: string, query: string, sessions: number, co
   const now = new Date().toISOString();
   const messages = Array.from({ length: sessions }, (_, i) => {
     const e: RequestEvent = requestEvent({
-      request_id: ulid(),
+      request_id: newUlid(),
       store_id: storeId,
       kind: 'search',
       occurred_at: now,
@@ -285,7 +285,7 @@ describe('autocomplete over the real trending pipeline', () => {
     const tag = `b${Date.now().toString(36)}`;
     const query = `${tag} mittens`;
     const search = (session: string) => ({
-      event_id: ulid(),
+      event_id: newUlid(),
       event_type: 'search',
       timestamp: new Date().toISOString(),
       session_id: session,
@@ -375,7 +375,7 @@ describe('request events', () => {
     });
     expect(r.status).toBe(200);
     const requestId = r.headers.get('x-request-id')!;
-    consumer = kafka.consumer({ groupId: `sf-events-test-${ulid()}` });
+    consumer = kafka.consumer({ groupId: `sf-events-test-${newUlid()}` });
     await consumer.connect();
     await consumer.subscribe({ topic: REQUESTS, fromBeginning: true });
     const found = await new Promise<RequestEvent>((resolve, reject) => {

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimField } from '../../streams/runtime/claims.ts';
 import { sql, stack } from '../helpers/stack.ts';
@@ -45,7 +45,7 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
   it('turns beacon events into raw rows, sessions, co-view pairs, searched-then-viewed and popularity, counting a duplicate once', async () => {
     const t = Date.now() - 60_000;
     const ev = (session: string, i: number, type: string, extra: Record<string, unknown>) => ({
-      event_id: ulid(),
+      event_id: newUlid(),
       event_type: type,
       timestamp: new Date(t + i * 1000).toISOString(),
       session_id: session,
@@ -107,7 +107,7 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
 
   it('counts a client retry once even after Redis forgot every dedup mark (the processors check their ledger)', async () => {
     const view = {
-      event_id: ulid(),
+      event_id: newUlid(),
       event_type: 'product_view',
       timestamp: new Date().toISOString(),
       session_id: 'forgetful',
@@ -145,7 +145,7 @@ describe('beacon → Kafka → stream processors → aggregates', () => {
     }
     await beacon([view]);
     // a marker event behind the retry in the same session (same partition): once it is in, the retry was processed
-    const marker = { ...view, event_id: ulid(), product_id: 778 };
+    const marker = { ...view, event_id: newUlid(), product_id: 778 };
     await beacon([marker]);
     await until(async () =>
       (

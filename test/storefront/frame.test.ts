@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { AuthCache } from '../../services/storefront/frame.ts';
 import { createRateLimiter } from '../../services/storefront/rate-limit.ts';
 import { type Harness, MemoryDirectory, type RedisServer, startHarness, startRedis, TEST_BUILD } from './harness.ts';
@@ -427,7 +427,7 @@ describe('x-request-id and x-service-build come from the plugin itself', () => {
     const issued: string[] = [];
     const hosted = await startHarness(redis.url, {}, 16 * 1024, {
       genReqId: () => {
-        const id = ulid();
+        const id = newUlid();
         issued.push(id);
         return id;
       },

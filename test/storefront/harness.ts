@@ -2,7 +2,7 @@ import { createBlockServices } from '../../services/storefront/blocks/services.t
 import { createHash, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import {
   type ConfigInput,
   type ConfigKind,
@@ -34,7 +34,7 @@ export class MemoryDirectory implements StoreDirectory {
   private readonly listeners = new Set<(c: ConfigChange) => void>();
 
   addStore(patch: Partial<StoreRecord> = {}): { storeId: string; token: string } {
-    const storeId = patch.storeId ?? `s-${ulid().toLowerCase()}`;
+    const storeId = patch.storeId ?? `s-${newUlid().toLowerCase()}`;
     const record: StoreRecord = {
       storeId,
       name: 'test store',
@@ -49,7 +49,7 @@ export class MemoryDirectory implements StoreDirectory {
       ...patch,
     };
     this.stores.set(storeId, record);
-    const token = `sf_${ulid()}`;
+    const token = `sf_${newUlid()}`;
     const digest = createHash('sha256').update(token).digest();
     this.tokens.set(digest.toString('hex'), { storeId, digest });
     this.changed(storeId, 'store', storeId);

@@ -7,7 +7,7 @@
 // 15-minute TTL, a pending record left by an instance that went away).
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
@@ -274,7 +274,7 @@ describe('search route: prepared searches in Redis', () => {
     // what execute computes by itself: no product has the word
     const own = await execute(healthy, query);
     expect(own.body.totalResults).toBe(0);
-    const id = ulid();
+    const id = newUlid();
     const plan: QueryPlan = {
       query,
       normalized: query,
@@ -300,8 +300,8 @@ describe('search route: prepared searches in Redis', () => {
 
   it('processes normally once a pending record is older than 10 s (the preparing instance went away)', async () => {
     const sdk = { 'x-sdk-client': 'storefront-sdk/1.2.0' };
-    const fresh = ulid();
-    const stale = ulid();
+    const fresh = newUlid();
+    const stale = newUlid();
     const pending = (startedAt: number) => JSON.stringify({ state: 'pending', query: 'linen', startedAt });
     await redis.set(prepKey(fresh), pending(Date.now()), 'EX', PREPARED_SEARCH_TTL_SECONDS);
     await redis.set(prepKey(stale), pending(Date.now() - PENDING_STALE_MS - 1_000), 'EX', PREPARED_SEARCH_TTL_SECONDS);
@@ -317,7 +317,7 @@ describe('search route: prepared searches in Redis', () => {
 
 describe('search route: feedback', () => {
   it('answers 503 with Retry-After when the feedback cannot be written to the log', async () => {
-    const r = await post<Envelope>(healthy, '/search/feedback', { search_id: ulid(), rating: 'positive' });
+    const r = await post<Envelope>(healthy, '/search/feedback', { search_id: newUlid(), rating: 'positive' });
     expect(r.status).toBe(503);
     expect(r.headers['retry-after']).toBe('5');
     expect(r.body.error?.code).toBe('unavailable');

@@ -2,7 +2,7 @@
 // re-read is kept, any other position is a duplicate), scopes are independent, and a claim is recognised
 // for at least the dedup horizon and at most 1.5× it, across the time buckets that hold it.
 import type { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRedis } from '../../services/common/redis.ts';
 import fc from 'fast-check';
@@ -33,7 +33,7 @@ describe('dedup claims (Redis)', () => {
 
   it('gives an id to the first position that claims it: its re-read is kept, another position is a duplicate', async () => {
     const claims = new Claims(redis, H_HOURS);
-    const [a, b] = [ulid(), ulid()];
+    const [a, b] = [newUlid(), newUlid()];
     expect(
       await claims.claim(TOPIC, [
         { key: `s1:${a}`, position: at(0, 10) },
@@ -64,8 +64,8 @@ describe('dedup claims (Redis)', () => {
 
   it('keeps a large bucket in small packed shards that all expire with it, and still finds every claim', async () => {
     const claims = new Claims(redis, H_HOURS);
-    const store = `big-${ulid()}`;
-    const ids = Array.from({ length: 20_000 }, () => ulid());
+    const store = `big-${newUlid()}`;
+    const ids = Array.from({ length: 20_000 }, () => newUlid());
     for (let i = 0; i < ids.length; i += 1_000)
       await claims.claim(
         TOPIC,
@@ -113,7 +113,7 @@ describe('dedup claims (Redis)', () => {
         fc.array(fc.integer({ min: 1, max: 120 }), { minLength: 1, maxLength: 8 }),
         async (draws, cuts) => {
           const claims = new Claims(redis, H_HOURS);
-          const store = `p-${ulid()}`;
+          const store = `p-${newUlid()}`;
           const items = draws.map(([k, kind], offset) => ({
             key: `${store}:${kind === 'u' ? `01K${String(k).padStart(23, '0')}` : `${kind}-${k}`}`,
             position: at(0, offset),
@@ -148,7 +148,7 @@ describe('dedup claims (Redis)', () => {
       [start, start + (3 * H) / 2, false], // 1.5× the horizon: forgotten
     ] as const) {
       const claims = new Claims(redis, H_HOURS);
-      const key = `h-${claimedAt}-${checkedAt}:${ulid()}`;
+      const key = `h-${claimedAt}-${checkedAt}:${newUlid()}`;
       vi.setSystemTime(claimedAt);
       expect(await claims.claim(TOPIC, [{ key, position: at(0, 1) }])).toEqual([true]);
       vi.setSystemTime(checkedAt);

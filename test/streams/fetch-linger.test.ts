@@ -2,7 +2,7 @@
 // the same trickle of messages (one every 10 ms into one partition) reaches ClickHouse in a chunk or two
 // for the request events (one insert per table each, whatever its size) and in many for the engagement
 // events, and both arrive whole. Each processor's dedup claims live for its own horizon.
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registry } from '../../services/common/metrics.ts';
 import { bucketClaims, bucketKey, scopeBuckets } from '../../streams/runtime/claims.ts';
@@ -39,7 +39,7 @@ describe('fetch linger per processor', () => {
   });
 
   it('gathers a trickle of request events into one or two chunks, engagement events into many; each keeps its claims for its horizon', async () => {
-    const store = `linger-${ulid().toLowerCase()}`;
+    const store = `linger-${newUlid().toLowerCase()}`;
     const session = 'one-session'; // one key: one partition each
     const at = new Date().toISOString();
     const before = { requests: await chunks('requests'), events: await chunks('events') };

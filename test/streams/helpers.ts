@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import type { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
 import { ensureRedisServer, freePorts, tcpOpen } from '../../deploy/local/stack.ts';
@@ -73,7 +73,7 @@ export async function startInfra(opts: { prefix?: string } = {}): Promise<Infra>
     connectionTimeout: 1_000,
     retry: {},
   });
-  const prefix = opts.prefix ?? `t${ulid().slice(-8).toLowerCase()}.`;
+  const prefix = opts.prefix ?? `t${newUlid().slice(-8).toLowerCase()}.`;
   const registry: RunningSchemaRegistry = await startSchemaRegistry({
     kafka,
     topic: `${prefix}_schemas`,
@@ -146,7 +146,7 @@ export function enrichedEvent(
   fields: Partial<EnrichedEvent> & Pick<EnrichedEvent, 'event_type' | 'store_id' | 'session_id' | 'timestamp'>,
 ): EnrichedEvent {
   return {
-    event_id: ulid(),
+    event_id: newUlid(),
     received_at: fields.timestamp,
     timestamp_clamped: false,
     ...EMPTY_EVENT_FIELDS,
@@ -172,7 +172,7 @@ export function searchRequest(fields: {
   total?: number;
 }): RequestEvent {
   return requestEvent({
-    request_id: ulid(),
+    request_id: newUlid(),
     store_id: fields.store_id,
     kind: 'search',
     occurred_at: fields.at,
@@ -302,7 +302,7 @@ export async function startStreamsHarness(
   const logger = createLogger(`${name}-test`, 'warn');
   const infra = await startInfra();
   await opts.beforeStart?.(infra);
-  const db = await privateDb(`${name.replaceAll('-', '_')}_${ulid().toLowerCase()}`);
+  const db = await privateDb(`${name.replaceAll('-', '_')}_${newUlid().toLowerCase()}`);
   await migrate(db);
   const config = loadConfig({
     KAFKA_BROKERS: infra.brokers.join(','),

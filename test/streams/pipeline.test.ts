@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import type { EnrichedEvent } from '../../schemas/events.ts';
@@ -77,7 +77,7 @@ describe('stream processors in process', () => {
   }
 
   it('applies EVENTS_RETENTION_DAYS and REJECTED_EVENTS_RETENTION_DAYS to the raw tables at start-up', async () => {
-    const own = await privateDb(`retention_${ulid().toLowerCase()}`);
+    const own = await privateDb(`retention_${newUlid().toLowerCase()}`);
     try {
       await migrate(own);
       const ttls = async () => {
@@ -112,7 +112,7 @@ describe('stream processors in process', () => {
   });
 
   it('sends garbage bytes and schema-violating values to the DLQ with the reason, and keeps the partition flowing', async () => {
-    const store = `dlq_${ulid()}`;
+    const store = `dlq_${newUlid()}`;
     const key = `${store}:s1`; // one key → one partition, so the good event sits behind the poison
     const dlqBefore = await dlqCounts();
     const bad = enrichedEvent({
@@ -142,7 +142,7 @@ describe('stream processors in process', () => {
     });
     expect(rows.map((r) => r.event_id)).toEqual([good.event_id]);
 
-    const consumer = infra.kafka.consumer({ groupId: `dlq-reader-${ulid()}` });
+    const consumer = infra.kafka.consumer({ groupId: `dlq-reader-${newUlid()}` });
     await consumer.connect();
     await consumer.subscribe({ topic: `${infra.topic('events')}.dlq`, fromBeginning: true });
     const seen: { reason: string; topic: string; partition: string; offset: string; value: Buffer | null }[] = [];
@@ -191,7 +191,7 @@ describe('stream processors in process', () => {
   });
 
   it('publishes changed trending cells with their current votes on agg:trending, and ranks the uptick', async () => {
-    const store = `trend_${ulid()}`;
+    const store = `trend_${newUlid()}`;
     const sub = createRedis(infra.redisUrl);
     const got: TrendingCell[] = [];
     await sub.subscribe(TRENDING_CHANNEL);
@@ -294,7 +294,7 @@ describe('stream processors in process', () => {
   });
 
   it('ranks related products, journeys, best sellers and trending products from what the stream produced', async () => {
-    const store = `rel_${ulid()}`;
+    const store = `rel_${newUlid()}`;
     const t = Date.now() - 3600_000;
     const at = (i: number) => new Date(t + i * 1000).toISOString();
     const events = [];
@@ -438,7 +438,7 @@ describe('stream processors in process', () => {
   });
 
   it('answers searched-then-purchased, co-cart, viewed-then-bought, popularity, platform-wide searches and trending by prefix and country', async () => {
-    const store = `qh_${ulid()}`;
+    const store = `qh_${newUlid()}`;
     const t = Date.now() - 3600_000;
     const at = (i: number) => new Date(t + i * 1000).toISOString();
     const ev = (sid: string, i: number, fields: Partial<EnrichedEvent>) =>

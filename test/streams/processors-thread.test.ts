@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, describe, expect, it, onTestFailed } from 'vitest';
 import { freePorts, type Stack, startStack } from '../../deploy/local/stack.ts';
 import { loadConfig } from '../../services/common/config.ts';
@@ -67,7 +67,7 @@ describe('stream processors on their own thread', () => {
     const t = Date.now() - 60_000;
     const events = ['a', 'b', 'c'].flatMap((session, s) =>
       [701, 702].map((product_id, i) => ({
-        event_id: ulid(),
+        event_id: newUlid(),
         event_type: 'product_view',
         timestamp: new Date(t + s * 10_000 + i * 1000).toISOString(),
         session_id: session,

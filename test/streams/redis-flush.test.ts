@@ -5,7 +5,7 @@
 // epoch marker) and check its ledger (events_raw). Every aggregate equals the ground truth: each
 // event_id counted once.
 import { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createRegistryClient } from '../../services/common/kafka/registry-client.ts';
 import { streamMetrics } from '../../streams/runtime/metrics.ts';
@@ -28,11 +28,11 @@ interface SentEvent {
 
 /** one visit: `n` views and clicks over products 1..8 in a session of its own */
 function visit(n: number, seed: number): SentEvent[] {
-  const session = `visit-${ulid()}`;
+  const session = `visit-${newUlid()}`;
   const t0 = Date.now() - 60_000;
   return Array.from({ length: n }, (_, i) => {
     const base = {
-      event_id: ulid(),
+      event_id: newUlid(),
       timestamp: new Date(t0 + i * 100).toISOString(),
       session_id: session,
       product_id: 1 + ((seed * 7 + i * 3) % 8),

@@ -1,4 +1,4 @@
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { loadMigrations } from '../../clickhouse/migrate.ts';
@@ -81,7 +81,7 @@ describe('replay backfills the columns added after the data was logged', () => {
       content_handle: 'winter-guide',
     });
     const request = requestEvent({
-      request_id: ulid(),
+      request_id: newUlid(),
       store_id: STORE,
       kind: 'search',
       occurred_at: AT,

@@ -2,7 +2,7 @@
 // (rebindLiveViews), so they read and write the swapped-in tables whichever way the server binds views
 // (chDB 26.7 follows names; other ClickHouse versions have followed UUIDs). Here a view is made to point
 // at the shadow tables, as a UUID binding would leave it after the swap, and rebinding repairs it.
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { rebindLiveViews } from '../../streams/replay/replay.ts';
@@ -11,7 +11,7 @@ import { privateDb } from '../helpers/chdb.ts';
 describe('replay: live materialized views after the swap', () => {
   let db: Db;
   beforeAll(async () => {
-    db = await privateDb(`views_${ulid().toLowerCase()}`);
+    db = await privateDb(`views_${newUlid().toLowerCase()}`);
     for (const t of ['src', 'src__shadow'])
       await db.command(`CREATE TABLE ${t} (store_id String, k UInt64) ENGINE = MergeTree ORDER BY (store_id, k)`);
     for (const t of ['dst', 'dst__shadow'])

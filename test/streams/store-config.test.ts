@@ -3,7 +3,7 @@
 // (latest state per item, tombstones removed, secrets redacted), a record that does not validate goes to
 // the DLQ without holding back the records after it, and a replay from the compacted log rebuilds the
 // table with no difference.
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOPICS } from '../../schemas/topics.ts';
 import { topicName } from '../../services/common/config.ts';
@@ -74,12 +74,12 @@ describe('store_config processor', () => {
 
   it('sends a record whose payload does not validate to the DLQ and goes on with the next ones', async () => {
     const codec = createEnvelopeCodec({ registryUrl: h.infra.registryUrl, topic });
-    const badItem = `bad-${ulid().toLowerCase()}`;
+    const badItem = `bad-${newUlid().toLowerCase()}`;
     const value = await codec.encode({
       store_id: storeId,
       kind: 'synonym',
       item_id: badItem,
-      version: ulid(),
+      version: newUlid(),
       written_at: Date.now(),
       payload_json: JSON.stringify({ id: badItem, type: 'no-such-type' }),
     });

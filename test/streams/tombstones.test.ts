@@ -4,7 +4,7 @@
 // partition, a tombstone whose key the processor refuses is dead-lettered with the reason, and a
 // tombstone is never dropped as a duplicate of its key's upsert.
 import type { Redis } from 'ioredis';
-import { ulid } from 'ulid';
+import { newUlid } from '../../services/common/ids.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../clickhouse/client.ts';
 import { migrate } from '../../clickhouse/migrate.ts';
@@ -40,7 +40,7 @@ describe('tombstones through the runtime', () => {
   beforeAll(async () => {
     infra = await startInfra();
     await registerCatalogSchemas(infra);
-    db = await privateDb(`tombstones_${ulid().toLowerCase()}`);
+    db = await privateDb(`tombstones_${newUlid().toLowerCase()}`);
     await migrate(db);
     config = loadConfig({
       KAFKA_BROKERS: infra.brokers.join(','),
@@ -99,7 +99,7 @@ describe('tombstones through the runtime', () => {
   });
 
   it('hands a tombstone to parseTombstone (a delete of its key), and dead-letters tombstones it refuses', async () => {
-    const store = `tomb_${ulid()}`;
+    const store = `tomb_${newUlid()}`;
     const key = (id: string) => catalogKey({ topic: 'products', store_id: store, product_id: id });
     await produceCatalog(infra, 'products', [
       { key: key('1'), value: productRecord(store, { id: 1, title: 'One', updated_at: '2024-03-01T00:00:00Z' }) },
@@ -148,7 +148,7 @@ describe('tombstones through the runtime', () => {
   });
 
   it('dead-letters a tombstone for a processor without parseTombstone, and keeps the partition flowing', async () => {
-    const store = `tomb_rej_${ulid()}`;
+    const store = `tomb_rej_${newUlid()}`;
     const topic = infra.topic('rejected');
     await infra.producer.send({
       topic,
@@ -183,13 +183,13 @@ describe('tombstones through the runtime', () => {
   });
 
   it('never drops a tombstone as a duplicate of its key’s upsert (dedupKey is not asked for tombstones)', async () => {
-    const store = `tomb_dedup_${ulid()}`;
+    const store = `tomb_dedup_${newUlid()}`;
     type V = { id: string; deleted: boolean; title: string };
     const seen: { offset: bigint; value: V; tombstone: boolean }[] = [];
     // a processor that deduplicates by record key, as an upsert-only one would: a repeat of an upsert is
     // a duplicate, the delete of the same key is not
     const probe: Processor<V> = {
-      name: `tombstone_probe_${ulid().toLowerCase()}`,
+      name: `tombstone_probe_${newUlid().toLowerCase()}`,
       topic: 'products',
       tables: { written: [], views: [], compare: {} },
       parse(value) {
