@@ -44,14 +44,20 @@ export interface ProcessorLedger {
   columns?: string[];
 }
 
+/** the length of a claim field (claimField) */
+export const CLAIM_FIELD_CHARS = 9;
+
 /** the mean claims per shard a bucket grows to before it splits one (see CLAIM_SCRIPT) */
 export const SHARD_CLAIMS = 48;
 
 /**
  * every claim of a chunk. KEYS: per scope, its current bucket and the two before; ARGV: the current
  * bucket's expiry (epoch ms), the mode ('claim': keep the first position; 'set': overwrite with the given
- * one), then per claim the 0-based offset of its scope's keys, its id and its position. Answers the prior
- * position per claim (nil = claimed now).
+ * one), then every claim in one string: per claim `<k> <position> <field>`, k the 0-based offset of its
+ * scope's keys and the field its CLAIM_FIELD_CHARS characters (taken by width: a field may hold a space).
+ * Answers the prior position per claim (nil = claimed now). Three arguments per claim cost the processors'
+ * thread ≈ 1.5 KB of allocation per message in ioredis' command building (a chunk's thousands of
+ * arguments); one string is built once (docs/decisions.md).
  *
  * A bucket is a linear hash table (Litwin 1980) of small Redis hashes: its key holds the shape (L, p: the
  * table has 2^L + p shards) and the claim count c; shard a is the hash `<bucket>:<a>`. An id's shard is
@@ -113,8 +119,13 @@ local function split(key, s)
   s.p = s.p + 1
   if s.p == size then s.L, s.size, s.p = s.L + 1, 2 * size, 0 end
 end
-for i = 3, #ARGV, 3 do
-  local k, f, pos = tonumber(ARGV[i]), ARGV[i + 1], ARGV[i + 2]
+local packed, at, width = ARGV[3], 1, ${CLAIM_FIELD_CHARS}
+local size, find, sub = #packed, string.find, string.sub
+while at <= size do
+  local a = find(packed, ' ', at, true)
+  local b = find(packed, ' ', a + 1, true)
+  local k, pos, f = tonumber(sub(packed, at, a - 1)), sub(packed, a + 1, b - 1), sub(packed, b + 1, b + width)
+  at = b + 1 + width
   local x, prior = addr(f), false
   local key = KEYS[k + 1]
   local s = shape(key)
@@ -255,7 +266,7 @@ export class Claims {
   ): void {
     const keys: string[] = [];
     const scopes = new Map<string, number>();
-    const args: string[] = [String(buckets.expireAtMs), mode];
+    const claims: string[] = [];
     for (const it of items) {
       const { scope, id } = splitKey(it.key);
       let k = scopes.get(scope);
@@ -264,12 +275,14 @@ export class Claims {
         scopes.set(scope, k);
         for (const n of buckets.read) keys.push(bucketKey(topic, scope, n));
       }
-      args.push(String(k), claimField(id), shortPosition(topic, it.position));
+      claims.push(`${k} ${shortPosition(topic, it.position)} ${claimField(id)}`);
     }
     (pipe as unknown as Record<'streamsClaimInBuckets', ClaimRunner>).streamsClaimInBuckets(
       keys.length,
       ...keys,
-      ...args,
+      String(buckets.expireAtMs),
+      mode,
+      claims.join(''),
     );
   }
 

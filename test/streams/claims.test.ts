@@ -62,6 +62,31 @@ describe('dedup claims (Redis)', () => {
     }
   });
 
+  it('claims ids whose fields hold the separator or control characters (the chunk travels as one string)', async () => {
+    const claims = new Claims(redis, H_HOURS);
+    // ids whose 9-character field holds a space (the packed argument's separator) or a control character
+    const odd: string[] = [];
+    for (const kind of [/ /, /[\x00-\x1f]/, / .* /]) {
+      let id = newUlid();
+      while (!kind.test(field(id))) id = newUlid();
+      odd.push(id);
+    }
+    const plain = newUlid();
+    const items = [plain, ...odd].map((id, i) => ({ key: `s-odd:${id}`, position: at(3, 100 + i) }));
+    expect(await claims.claim(TOPIC, items)).toEqual([true, true, true, true]);
+    // each stored under its own field with its own position, and a later position of each is a duplicate
+    const n = Math.floor(Date.now() / (H / 2));
+    expect((await bucketClaims(redis, TOPIC, 's-odd', n)).claims).toEqual(
+      Object.fromEntries([plain, ...odd].map((id, i) => [field(id), `3/${100 + i}`])),
+    );
+    expect(
+      await claims.claim(
+        TOPIC,
+        items.map((it, i) => ({ ...it, position: at(3, 200 + i) })),
+      ),
+    ).toEqual([false, false, false, false]);
+  });
+
   it('keeps a large bucket in small packed shards that all expire with it, and still finds every claim', async () => {
     const claims = new Claims(redis, H_HOURS);
     const store = `big-${newUlid()}`;
