@@ -21,7 +21,7 @@ import { touchRecent, utcDay } from '../runtime/util.ts';
 export const SESSION_GAP_MS = 30 * 60 * 1000;
 export const PAIR_WINDOW = 20;
 export const QUERY_WINDOW = 10;
-const EMITTED_SV_MAX = 400;
+export const EMITTED_SV_MAX = 400;
 
 export interface SessionState {
   /** partition and offset of the last event applied (replay idempotence) */
